@@ -1,0 +1,66 @@
+// The seam between file formats and algorithms: random access to row ranges of a
+// scene (ENVI of any interleave, or HDF5) and a writer that leaves no partial file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "io/error.hpp"
+#include "io/metadata.hpp"
+#include "io/tile.hpp"
+
+namespace hb::mpi {
+class Comm;
+}
+
+namespace hb::io {
+
+enum class CubeFormat { envi, hdf5 };
+
+// Decides by name: .h5/.hdf5/.he5/.nc are HDF5, everything else ENVI.
+CubeFormat format_from_path(const std::string& path);
+
+class Cube {
+ public:
+  virtual ~Cube() = default;
+  virtual const CubeInfo& info() const = 0;
+  virtual const std::string& path() const = 0;
+  virtual CubeFormat format() const = 0;
+  virtual std::int64_t bytes_on_disk() const = 0;
+
+  // Reads rows [rows.begin, rows.end) into `out` in the canonical layout
+  // (pixels x bands, native byte order). out.size() must be rows * bytes_per_row.
+  virtual Status read_rows(RowRange rows, std::span<std::byte> out) const = 0;
+
+  // Reads the core rows plus up to `halo_rows` rows on each side (clipped at the edges).
+  Result<Tile> read_tile(RowRange core, std::int64_t halo_rows = 0) const;
+};
+
+// Opens a scene by path (ENVI header/data file or HDF5 file). With a communicator of
+// several ranks, HDF5 files are opened through the MPI-IO driver.
+Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm* comm = nullptr);
+
+// Writes a scene row range by row range. Data go to a temporary name; commit()
+// renames into place. Destroying an uncommitted writer removes the temporary files.
+class CubeWriter {
+ public:
+  virtual ~CubeWriter() = default;
+  virtual const CubeInfo& info() const = 0;
+  // `rows` in canonical layout, of info().type.
+  virtual Status write_rows(RowRange rows, std::span<const std::byte> data) = 0;
+  virtual Status commit() = 0;
+};
+
+struct WriteOptions {
+  Interleave interleave = Interleave::bip;     // ENVI only
+  ByteOrder byte_order = ByteOrder::little;    // ENVI only
+  const mpi::Comm* comm = nullptr;             // HDF5: collective when several ranks
+};
+
+// Creates a writer for `path`; the format follows the file name as for open_cube.
+Result<std::unique_ptr<CubeWriter>> create_cube(const std::string& path, const CubeInfo& info,
+                                                const WriteOptions& options = {});
+
+}  // namespace hb::io

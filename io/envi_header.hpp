@@ -1,0 +1,43 @@
+// ENVI header (.hdr) parsing and writing. Self-contained (no MPI, HDF5) so that it can
+// be fuzzed on its own. Keys are case-insensitive; {...} values may span lines; keys we
+// do not interpret are kept in Metadata::extra and written back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "io/error.hpp"
+#include "io/metadata.hpp"
+
+namespace hb::io {
+
+struct EnviHeader {
+  CubeInfo info;
+  std::int64_t header_offset = 0;  // bytes to skip at the start of the data file
+  Interleave interleave = Interleave::bsq;
+  ByteOrder byte_order = ByteOrder::little;
+};
+
+// Parses header text. `file` names the header in error messages. Checks everything
+// that can be checked without the data file: required fields, codes, list lengths
+// against bands (or samples/lines for classes and spectral libraries), 64-bit overflow
+// of lines * samples * bands * bytes + offset.
+Result<EnviHeader> parse_envi_header(std::string_view text, const std::string& file);
+
+// Reads and parses a header file (limited to a sane size: headers are text, not data).
+Result<EnviHeader> read_envi_header(const std::string& header_path);
+
+// Header text for `header`, every Metadata field and the extra keys included.
+std::string format_envi_header(const EnviHeader& header);
+
+// "scene.hdr" <-> data file: given either the header or the data file, finds the
+// other one the way ENVI does (NAME.hdr beside NAME, NAME.img, NAME.dat, NAME.raw,
+// NAME.sli, NAME.bsq/.bil/.bip, or NAME.EXT.hdr beside NAME.EXT).
+struct EnviPaths {
+  std::string header;
+  std::string data;
+};
+Result<EnviPaths> resolve_envi_paths(const std::string& path);
+
+}  // namespace hb::io

@@ -1,0 +1,19 @@
+// The HDF5 cube format: dataset /cube [lines, samples, bands] in the scene's data type,
+// chunked by whole rows (see docs/formats.md), metadata as attributes on /cube.
+// Row ranges are hyperslabs; with several ranks the file is opened with the MPI-IO
+// driver and transfers are collective.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "io/cube.hpp"
+
+namespace hb::io {
+
+Result<std::unique_ptr<Cube>> open_hdf5_cube(const std::string& path, const mpi::Comm* comm);
+
+Result<std::unique_ptr<CubeWriter>> create_hdf5_cube(const std::string& path, const CubeInfo& info,
+                                                     const mpi::Comm* comm);
+
+}  // namespace hb::io

@@ -1,0 +1,66 @@
+// What a scene says about itself, independent of how its bytes are stored.
+// ENVI headers and HDF5 cube attributes both map onto CubeInfo.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/data_type.hpp"
+
+namespace hb::io {
+
+struct CubeShape {
+  std::int64_t lines = 0;
+  std::int64_t samples = 0;
+  std::int64_t bands = 0;
+
+  std::int64_t pixels() const { return lines * samples; }
+  bool operator==(const CubeShape&) const = default;
+};
+
+struct Metadata {
+  std::string description;
+  std::string file_type = "ENVI Standard";  // ENVI Classification, ENVI Spectral Library, ...
+  std::vector<double> wavelength;            // band centres, empty when unknown
+  std::vector<double> fwhm;
+  std::string wavelength_units;              // as written: Nanometers, Micrometers, ...
+  std::optional<double> data_ignore_value;   // no-data value
+  std::vector<int> bbl;                      // bad band list: 1 good, 0 bad; empty = all good
+  std::vector<std::string> band_names;
+  std::string map_info;                      // raw "{...}" contents, passed through
+  std::string coordinate_system_string;      // raw contents, passed through
+  // Classification files.
+  std::optional<int> classes;
+  std::vector<std::string> class_names;
+  std::vector<int> class_lookup;             // r,g,b triples
+  // Spectral libraries.
+  std::vector<std::string> spectra_names;
+  // Keys we do not interpret, kept in order and written back verbatim (key, raw value).
+  std::vector<std::pair<std::string, std::string>> extra;
+  // Where the scene came from, and the layout of the ENVI file it is or came from:
+  // kept through ingest so that export reproduces the original bytes by default.
+  std::string source_file;
+  std::optional<Interleave> envi_interleave;
+  std::optional<ByteOrder> envi_byte_order;
+
+  bool band_is_good(std::int64_t band) const {
+    return bbl.empty() || bbl[static_cast<std::size_t>(band)] != 0;
+  }
+};
+
+struct CubeInfo {
+  CubeShape shape;
+  DataType type = DataType::f32;
+  Metadata meta;
+
+  std::int64_t bytes_per_pixel() const {
+    return shape.bands * static_cast<std::int64_t>(bytes_per_sample(type));
+  }
+  std::int64_t bytes_per_row() const { return shape.samples * bytes_per_pixel(); }
+  std::int64_t total_bytes() const { return shape.lines * bytes_per_row(); }
+};
+
+}  // namespace hb::io

@@ -1,0 +1,64 @@
+// A Tile is a band of whole scene rows in the canonical layout: pixels x bands,
+// row-major (band-interleaved-by-pixel), native byte order, the scene's data type.
+// It may carry halo rows above and below its core rows for neighbourhood filters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "io/metadata.hpp"
+
+namespace hb::io {
+
+struct RowRange {
+  std::int64_t begin = 0;  // first row
+  std::int64_t end = 0;    // one past the last row
+  std::int64_t rows() const { return end - begin; }
+  bool empty() const { return end <= begin; }
+  bool operator==(const RowRange&) const = default;
+};
+
+// Rows [core.begin - halo, core.end + halo) clipped to [0, lines).
+RowRange with_halo(RowRange core, std::int64_t halo_rows, std::int64_t lines);
+
+class Tile {
+ public:
+  Tile() = default;
+  Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core);
+
+  DataType type() const { return type_; }
+  std::int64_t samples() const { return samples_; }
+  std::int64_t bands() const { return bands_; }
+  RowRange held() const { return held_; }  // rows present in memory, halo included
+  RowRange core() const { return core_; }  // rows this tile is responsible for
+  std::int64_t pixels() const { return held_.rows() * samples_; }
+
+  std::span<std::byte> bytes() { return bytes_; }
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+  // Typed view of the held rows; T must match type().
+  template <class T>
+  std::span<T> as() {
+    return {reinterpret_cast<T*>(bytes_.data()), bytes_.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(bytes_.data()), bytes_.size() / sizeof(T)};
+  }
+  // Offset, in samples, of pixel (row, sample) where row is a scene row in held().
+  std::int64_t offset(std::int64_t row, std::int64_t sample) const {
+    return ((row - held_.begin) * samples_ + sample) * bands_;
+  }
+
+ private:
+  DataType type_ = DataType::f32;
+  std::int64_t samples_ = 0;
+  std::int64_t bands_ = 0;
+  RowRange held_;
+  RowRange core_;
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace hb::io

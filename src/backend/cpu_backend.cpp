@@ -1,0 +1,40 @@
+#include "src/backend/cpu_backend.hpp"
+
+#include <fstream>
+#include <string>
+
+namespace hb {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "CPU";
+}
+
+class CpuBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::cpu; }
+  std::string_view name() const override { return "cpu"; }
+  std::string device_description() const override { return cpu_model(); }
+
+  Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
+    io::visit_data_type(tile.type(), [&](auto zero) {
+      using T = decltype(zero);
+      auto in = tile.as<T>();
+      for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<float>(in[i]);
+    });
+    return {};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace hb

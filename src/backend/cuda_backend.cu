@@ -1,0 +1,71 @@
+#include "src/backend/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "kernels/convert.cuh"
+
+namespace hb {
+namespace {
+
+Error cuda_error(cudaError_t code, const char* what) {
+  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cudaGetErrorString(code)};
+}
+
+// Device buffer freed on scope exit.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  ~DeviceBuffer() { cudaFree(ptr); }
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {}
+  BackendKind kind() const override { return BackendKind::cuda; }
+  std::string_view name() const override { return "cuda"; }
+  std::string device_description() const override {
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, device_);
+    return "GPU " + std::to_string(device_) + ": " + prop.name;
+  }
+
+  Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
+    cudaSetDevice(device_);
+    const auto in = tile.bytes();
+    DeviceBuffer raw, wide;
+    if (auto e = cudaMalloc(&raw.ptr, in.size()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
+    if (auto e = cudaMalloc(&wide.ptr, out.size_bytes()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
+    if (auto e = cudaMemcpy(raw.ptr, in.data(), in.size(), cudaMemcpyHostToDevice); e != cudaSuccess)
+      return cuda_error(e, "copy to device");
+    const auto n = static_cast<std::size_t>(tile.pixels() * tile.bands());
+    if (auto e = kernels::convert_to_f32(tile.type(), raw.ptr, static_cast<float*>(wide.ptr), n, nullptr);
+        e != cudaSuccess)
+      return cuda_error(e, "convert kernel");
+    if (auto e = cudaMemcpy(out.data(), wide.ptr, out.size_bytes(), cudaMemcpyDeviceToHost); e != cudaSuccess)
+      return cuda_error(e, "copy to host");
+    return {};
+  }
+
+ private:
+  int device_;
+};
+
+}  // namespace
+
+int cuda_visible_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(int device) {
+  const int count = cuda_visible_devices();
+  if (count == 0) return Error{ErrorKind::resource, {}, "--backend", "no CUDA device is visible"};
+  if (device < 0 || device >= count)
+    return Error{ErrorKind::resource, {}, "--device", "GPU " + std::to_string(device) + " does not exist"};
+  if (auto e = cudaSetDevice(device); e != cudaSuccess) return cuda_error(e, "cudaSetDevice");
+  return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device));
+}
+
+}  // namespace hb

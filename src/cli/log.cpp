@@ -1,0 +1,23 @@
+#include "src/cli/log.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <string>
+
+namespace hb::cli {
+
+void configure_logging(Verbosity verbosity, int rank, int ranks) {
+  auto logger = spdlog::stderr_color_mt("hyperbatch");
+  const std::string who = ranks > 1 ? "[rank " + std::to_string(rank) + "/" + std::to_string(ranks) + "] " : "";
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ " + who + "%v");
+  switch (verbosity) {
+    case Verbosity::quiet: logger->set_level(spdlog::level::warn); break;
+    case Verbosity::normal: logger->set_level(spdlog::level::info); break;
+    case Verbosity::verbose: logger->set_level(spdlog::level::debug); break;
+  }
+  // Other ranks speak only when something is wrong, unless asked to be verbose.
+  if (rank != 0 && verbosity != Verbosity::verbose) logger->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,52 @@
+// hyperbatch: the command-line edge. Errors become one line on stderr and an exit code.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "mpi/comm.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/log.hpp"
+
+int main(int argc, char** argv) {
+  hb::mpi::Runtime mpi_runtime(&argc, &argv);
+  const auto world = hb::mpi::Comm::world();
+
+  CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};
+  app.set_version_flag("--version", std::string("hyperbatch ") + HB_VERSION);
+  app.require_subcommand(1);
+  bool verbose = false;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More detail in the log")->configurable(false);
+  app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
+
+  std::vector<hb::cli::Registered> commands{
+      hb::cli::register_info(app), hb::cli::register_ingest(app), hb::cli::register_export(app),
+      hb::cli::register_synth(app)};
+  // Global flags are accepted after the subcommand too.
+  for (auto& command : commands) command.app->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return world.is_root() || e.get_exit_code() != 0 ? app.exit(e) : 0;
+  }
+
+  using hb::cli::Verbosity;
+  hb::cli::configure_logging(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal,
+                             world.rank(), world.size());
+
+  for (auto& command : commands) {
+    if (!command.app->parsed()) continue;
+    const hb::Status status = command.action();
+    if (status.ok()) return hb::cli::kExitSuccess;
+    if (world.is_parallel())
+      fmt::print(stderr, "hyperbatch: error on rank {} ({}): {}\n", world.rank(), hb::mpi::host_name(),
+                 status.error().line());
+    else
+      fmt::print(stderr, "hyperbatch: error: {}\n", status.error().line());
+    return status.error().exit_code();
+  }
+  return hb::cli::kExitUsage;
+}
