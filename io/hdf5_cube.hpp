@@ -1,7 +1,9 @@
 // The HDF5 cube format: dataset /cube [lines, samples, bands] in the scene's data type,
 // chunked by whole rows (see docs/formats.md), metadata as attributes on /cube.
 // Row ranges are hyperslabs; with several ranks the file is opened with the MPI-IO
-// driver and transfers are collective.
+// driver and transfers are collective: then opening, every read_rows/write_rows call
+// (an empty RowRange where a rank has nothing to do), commit() and destruction are
+// collective operations that every rank of the communicator must make.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,60 @@
+// RAII for HDF5 identifiers and the one place that turns HDF5's error stack into text.
+// HDF5 prints its error stack to stderr by default; silence_hdf5_errors() turns that
+// off so that failures reach the user as one hb::Error line instead.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <utility>
+
+namespace hb::io::h5 {
+
+// Owns one hid_t and closes it with Close (H5Fclose, H5Dclose, ...).
+template <herr_t (*Close)(hid_t)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  ~Handle() { reset(); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  explicit operator bool() const { return valid(); }
+
+  // Closes now; returns false when HDF5 reports a failure (e.g. a failed flush on H5Fclose).
+  bool reset() {
+    if (!valid()) return true;
+    const herr_t status = Close(std::exchange(id_, H5I_INVALID_HID));
+    return status >= 0;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+using File = Handle<H5Fclose>;
+using Dataset = Handle<H5Dclose>;
+using Dataspace = Handle<H5Sclose>;
+using Datatype = Handle<H5Tclose>;
+using Attribute = Handle<H5Aclose>;
+using PropertyList = Handle<H5Pclose>;
+
+// Turns off HDF5's automatic printing of the error stack for this thread. Idempotent.
+void silence_hdf5_errors();
+
+// The most specific message on HDF5's current error stack ("truncated file: eof = ..."),
+// or "unknown HDF5 error" when the stack is empty.
+std::string hdf5_error_detail();
+
+}  // namespace hb::io::h5
