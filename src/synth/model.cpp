@@ -11,21 +11,45 @@
 namespace hb::synth {
 namespace {
 
+// Each band's response samples: wavelength and weight x transmittance, computed once
+// and shared by every material (the atmosphere is the costly part).
+struct BandResponse {
+  std::vector<double> nm;
+  std::vector<double> weighted_transmittance;
+};
+
+BandResponse band_response(const BandSet& set) {
+  BandResponse response;
+  for (std::size_t b = 0; b < set.centre_nm.size(); ++b) {
+    for (const ResponseSample& r : gaussian_response()) {
+      const double nm = set.centre_nm[b] + r.offset_sigmas * fwhm_to_sigma(set.fwhm_nm[b]);
+      response.nm.push_back(nm);
+      response.weighted_transmittance.push_back(r.weight * atmospheric_transmittance(nm));
+    }
+  }
+  return response;
+}
+
 std::vector<double> band_transmittance(const BandSet& set) {
-  std::vector<double> t(set.centre_nm.size());
-  for (std::size_t b = 0; b < t.size(); ++b)
-    t[b] = band_average(atmospheric_transmittance, set.centre_nm[b], set.fwhm_nm[b]);
+  const BandResponse response = band_response(set);
+  const std::size_t per_band = gaussian_response().size();
+  std::vector<double> t(set.centre_nm.size(), 0.0);
+  for (std::size_t i = 0; i < response.nm.size(); ++i) t[i / per_band] += response.weighted_transmittance[i];
   return t;
 }
 
 std::vector<float> material_signal_dn(const std::vector<Material>& materials, const BandSet& set) {
+  const BandResponse response = band_response(set);
+  const std::size_t per_band = gaussian_response().size();
   const std::size_t bands = set.centre_nm.size();
   std::vector<float> signal(materials.size() * bands);
   for (std::size_t c = 0; c < materials.size(); ++c) {
-    auto apparent = [&](double nm) { return reflectance(materials[c], nm) * atmospheric_transmittance(nm); };
-    for (std::size_t b = 0; b < bands; ++b)
-      signal[c * bands + b] =
-          static_cast<float>(kReflectanceScale * band_average(apparent, set.centre_nm[b], set.fwhm_nm[b]));
+    for (std::size_t b = 0; b < bands; ++b) {
+      double apparent = 0.0;  // band average of reflectance x transmittance
+      for (std::size_t i = b * per_band; i < (b + 1) * per_band; ++i)
+        apparent += response.weighted_transmittance[i] * reflectance(materials[c], response.nm[i]);
+      signal[c * bands + b] = static_cast<float>(kReflectanceScale * apparent);
+    }
   }
   return signal;
 }

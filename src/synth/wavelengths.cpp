@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace hb::synth {
 namespace {
@@ -50,6 +51,21 @@ Band classic_band_at(double position) {
 }
 
 }  // namespace
+
+const std::array<ResponseSample, 21>& gaussian_response() {
+  static const std::array<ResponseSample, 21> samples = [] {
+    std::array<ResponseSample, 21> r{};
+    double total = 0.0;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const double z = 2.5 * (static_cast<double>(i) - 10.0) / 10.0;
+      r[i] = {z, std::exp(-0.5 * z * z)};
+      total += r[i].weight;
+    }
+    for (auto& sample : r) sample.weight /= total;
+    return r;
+  }();
+  return samples;
+}
 
 BandSet aviris_classic_bands(std::int64_t bands) {
   BandSet set;

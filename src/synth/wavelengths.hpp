@@ -2,7 +2,7 @@
 // (A: VNIR, B: NIR, C: SWIR-1, D: SWIR-2) covering about 365-2500 nm at about 10 nm.
 #pragma once
 
-#include <cmath>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -20,21 +20,23 @@ inline constexpr std::int64_t kAvirisClassicBands = 224;
 // resample the same curve over the same range (FWHM never narrower than the spacing).
 BandSet aviris_classic_bands(std::int64_t bands);
 
-// The band-average of f under a Gaussian spectral response of the given FWHM: what a
-// band actually measures of a spectrum with features narrower than the band.
+// A Gaussian spectral response sampled at 21 points over +-2.5 sigma; weights sum to 1.
+struct ResponseSample {
+  double offset_sigmas;
+  double weight;
+};
+const std::array<ResponseSample, 21>& gaussian_response();
+
+inline double fwhm_to_sigma(double fwhm_nm) { return fwhm_nm / 2.3548200450309493; }
+
+// The band-average of f under the band's Gaussian response: what a band actually
+// measures of a spectrum with features narrower than the band.
 template <class F>
 double band_average(F&& f, double centre_nm, double fwhm_nm) {
-  constexpr int kHalfSteps = 10;                 // 21 samples over +-2.5 sigma
-  const double sigma = fwhm_nm / 2.3548200450309493;
+  const double sigma = fwhm_to_sigma(fwhm_nm);
   double sum = 0.0;
-  double weight_sum = 0.0;
-  for (int i = -kHalfSteps; i <= kHalfSteps; ++i) {
-    const double z = 2.5 * i / kHalfSteps;
-    const double weight = std::exp(-0.5 * z * z);
-    sum += weight * f(centre_nm + z * sigma);
-    weight_sum += weight;
-  }
-  return sum / weight_sum;
+  for (const ResponseSample& r : gaussian_response()) sum += r.weight * f(centre_nm + r.offset_sigmas * sigma);
+  return sum;
 }
 
 }  // namespace hb::synth
