@@ -1,7 +1,11 @@
 #include "src/synth/outputs.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
 #include <fmt/core.h>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -19,7 +23,28 @@ void set_wavelengths(const SceneModel& m, io::Metadata& meta) {
   meta.wavelength_units = "Nanometers";
 }
 
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
 }  // namespace
+
+OutputPaths output_paths(const std::string& out) {
+  constexpr std::array<std::string_view, 6> kDataSuffixes{".img", ".dat", ".raw", ".bsq", ".bil", ".bip"};
+  const std::string ext = lower(std::filesystem::path(out).extension().string());
+  const bool hdf5 = io::format_from_path(out) == io::CubeFormat::hdf5;
+  const bool envi_named = ext == ".hdr" || std::find(kDataSuffixes.begin(), kDataSuffixes.end(), ext) != kDataSuffixes.end();
+  const std::string base = (hdf5 || envi_named) ? out.substr(0, out.size() - ext.size()) : out;
+  OutputPaths paths;
+  paths.scene_target = (hdf5 || envi_named) ? out : base + ".hdr";
+  paths.scene = hdf5 ? out : base + ".hdr";
+  paths.truth = base + "_truth.hdr";
+  paths.library_data = base + "_library.sli";
+  paths.library = base + "_library.hdr";
+  return paths;
+}
 
 io::CubeInfo scene_info(const SceneModel& m) {
   io::CubeInfo info;

@@ -10,6 +10,18 @@
 
 namespace hb::synth {
 
+struct OutputPaths {
+  std::string scene_target;  // what create_cube is given for the scene
+  std::string scene;         // the scene's header (or HDF5 file)
+  std::string truth;         // NAME_truth.hdr
+  std::string library_data;  // NAME_library.sli: the ENVI suffix for library data
+  std::string library;       // NAME_library.hdr
+};
+
+// NAME.hdr, NAME.img (or another ENVI data suffix), NAME.h5 or plain NAME: truth and
+// library go beside the scene.
+OutputPaths output_paths(const std::string& out);
+
 io::CubeInfo scene_info(const SceneModel& model);
 io::CubeInfo truth_info(const SceneModel& model);    // ENVI Classification, uint8
 io::CubeInfo library_info(const SceneModel& model);  // ENVI Spectral Library, float32

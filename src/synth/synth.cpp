@@ -3,11 +3,7 @@
 #include "src/synth/synth.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
-#include <filesystem>
 #include <fmt/core.h>
-#include <string_view>
 
 #include "io/cube.hpp"
 #include "src/synth/model.hpp"
@@ -30,37 +26,6 @@ Status validate(const std::string& out, const SynthOptions& o) {
   if (o.tile_rows < 0) return wrong("tile_rows", fmt::format("must be 0 (automatic) or positive, not {}", o.tile_rows));
   if (o.threads < 0) return wrong("threads", fmt::format("must be 0 (automatic) or positive, not {}", o.threads));
   return {};
-}
-
-struct OutputPaths {
-  std::string scene_target;  // what create_cube is given for the scene
-  std::string scene;         // the scene's header (or HDF5 file)
-  std::string truth;
-  std::string library_data;  // NAME_library.sli: the ENVI name for library data
-  std::string library;       // NAME_library.hdr
-};
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// NAME.hdr, NAME.img (or another ENVI data suffix), NAME.h5 or NAME: truth and library
-// go beside the scene as NAME_truth.hdr and NAME_library.hdr (+ .sli).
-OutputPaths output_paths(const std::string& out) {
-  constexpr std::array<std::string_view, 6> kDataSuffixes{".img", ".dat", ".raw", ".bsq", ".bil", ".bip"};
-  const std::string ext = lower(std::filesystem::path(out).extension().string());
-  const bool hdf5 = io::format_from_path(out) == io::CubeFormat::hdf5;
-  const bool envi_named = ext == ".hdr" || std::find(kDataSuffixes.begin(), kDataSuffixes.end(), ext) != kDataSuffixes.end();
-  const std::string base = (hdf5 || envi_named) ? out.substr(0, out.size() - ext.size()) : out;
-  OutputPaths paths;
-  paths.scene_target = (hdf5 || envi_named) ? out : base + ".hdr";
-  paths.scene = hdf5 ? out : base + ".hdr";
-  paths.truth = base + "_truth.hdr";
-  paths.library_data = base + "_library.sli";
-  paths.library = base + "_library.hdr";
-  return paths;
 }
 
 Status write_library(const SceneModel& model, const OutputPaths& paths, std::unique_ptr<io::CubeWriter>& writer) {

@@ -68,6 +68,28 @@ TEST(SynthOutput, LibraryIsOneSpectrumPerLine) {
   EXPECT_EQ(info.meta.spectra_names[2], "Water");
 }
 
+TEST(SynthOutput, TruthAndLibraryGoBesideTheSceneWhateverItIsCalled) {
+  const OutputPaths from_header = output_paths("out/scene.hdr");
+  EXPECT_EQ(from_header.scene_target, "out/scene.hdr");
+  EXPECT_EQ(from_header.scene, "out/scene.hdr");
+  EXPECT_EQ(from_header.truth, "out/scene_truth.hdr");
+  EXPECT_EQ(from_header.library_data, "out/scene_library.sli");
+  EXPECT_EQ(from_header.library, "out/scene_library.hdr");
+  const OutputPaths from_data = output_paths("out/scene.IMG");
+  EXPECT_EQ(from_data.scene_target, "out/scene.IMG");
+  EXPECT_EQ(from_data.scene, "out/scene.hdr");
+  EXPECT_EQ(from_data.truth, "out/scene_truth.hdr");
+  const OutputPaths bare = output_paths("out/scene");
+  EXPECT_EQ(bare.scene_target, "out/scene.hdr");
+  EXPECT_EQ(bare.library, "out/scene_library.hdr");
+  const OutputPaths dotted = output_paths("out/run.v2");
+  EXPECT_EQ(dotted.scene, "out/run.v2.hdr");
+  const OutputPaths hdf5 = output_paths("out/scene.h5");
+  EXPECT_EQ(hdf5.scene_target, "out/scene.h5");
+  EXPECT_EQ(hdf5.scene, "out/scene.h5");
+  EXPECT_EQ(hdf5.truth, "out/scene_truth.hdr");
+}
+
 // An in-memory writer: records what the streaming loop hands over.
 class MemoryWriter final : public io::CubeWriter {
  public:
