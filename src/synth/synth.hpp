@@ -20,6 +20,7 @@ struct SynthOptions {
   io::Interleave interleave = io::Interleave::bip;
   double fill_border = 0.0;    // fraction of the scene area that is no-data border, [0, 1)
   std::int64_t tile_rows = 0;  // rows generated per step; 0 = chosen from a memory budget
+  int threads = 0;             // generator threads; 0 = one per hardware thread (same bytes either way)
 };
 
 struct SynthOutputs {
