@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "io/envi_header_lex.hpp"
 
@@ -36,13 +37,15 @@ std::string quoted(std::string_view s) {
 
 class FieldReader {
  public:
-  FieldReader(const std::vector<Entry>& entries, const std::string& file) : entries_(entries), file_(file) {}
+  // The last entry for a key wins, as in GDAL.
+  FieldReader(const std::vector<Entry>& entries, const std::string& file) : file_(file) {
+    for (const auto& entry : entries)
+      if (envi::is_known_key(entry.key)) known_[entry.key] = &entry;
+  }
 
-  // The last entry for `key` wins, as in GDAL.
   const Entry* find(std::string_view key) const {
-    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
-      if (it->key == key) return &*it;
-    return nullptr;
+    const auto it = known_.find(key);
+    return it == known_.end() ? nullptr : it->second;
   }
 
   Result<std::int64_t> integer(std::string_view key, std::optional<std::int64_t> fallback) const {
@@ -69,6 +72,13 @@ class FieldReader {
   std::string text(std::string_view key, std::string fallback = {}) const {
     const Entry* entry = find(key);
     return entry ? std::string(entry->value) : fallback;
+  }
+
+  // A name such as the file type: a {...} value spanning lines becomes one line.
+  std::string name(std::string_view key) const {
+    std::string out = text(key);
+    std::replace_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    return out;
   }
 
   Result<std::vector<double>> reals(std::string_view key) const {
@@ -114,7 +124,7 @@ class FieldReader {
   }
 
  private:
-  const std::vector<Entry>& entries_;
+  std::unordered_map<std::string_view, const Entry*> known_;
   const std::string& file_;
 };
 
@@ -205,7 +215,7 @@ Status read_spectral(const FieldReader& fields, EnviHeader& header) {
   HB_TRY(check_length(fields, "band names", meta.band_names.size(), shape.bands, "bands"));
   meta.spectra_names = fields.strings("spectra names");
   HB_TRY(check_length(fields, "spectra names", meta.spectra_names.size(), shape.lines, "lines"));
-  meta.wavelength_units = fields.text("wavelength units");
+  meta.wavelength_units = fields.name("wavelength units");
   auto ignore = fields.real("data ignore value");
   if (!ignore) return ignore.error();
   meta.data_ignore_value = *ignore;
@@ -233,14 +243,16 @@ Status read_classes(const FieldReader& fields, Metadata& meta) {
 }
 
 void keep_unknown(const std::vector<Entry>& entries, Metadata& meta) {
+  std::unordered_map<std::string_view, std::size_t> index;  // key -> position in meta.extra
+  index.reserve(entries.size());
   for (const auto& entry : entries) {
     if (envi::is_known_key(entry.key)) continue;
     std::string raw = entry.braced ? "{" + std::string(entry.value) + "}" : std::string(entry.value);
-    auto same = std::find_if(meta.extra.begin(), meta.extra.end(), [&](const auto& kv) { return kv.first == entry.key; });
-    if (same != meta.extra.end())
-      same->second = std::move(raw);  // the last one wins, as for known keys
-    else
+    const auto [at, added] = index.try_emplace(entry.key, meta.extra.size());
+    if (added)
       meta.extra.emplace_back(entry.key, std::move(raw));
+    else
+      meta.extra[at->second].second = std::move(raw);  // the last one wins, as for known keys
   }
 }
 
@@ -253,7 +265,7 @@ Result<EnviHeader> parse_envi_header(std::string_view text, const std::string& f
   EnviHeader header;
   auto& meta = header.info.meta;
   HB_TRY(read_layout(fields, header));
-  meta.file_type = fields.text("file type", meta.file_type);
+  if (auto file_type = fields.name("file type"); !file_type.empty()) meta.file_type = std::move(file_type);
   meta.description = fields.text("description");
   meta.map_info = fields.text("map info");
   meta.coordinate_system_string = fields.text("coordinate system string");
@@ -294,6 +306,7 @@ Result<EnviHeader> read_envi_header(const std::string& header_path) {
       got += static_cast<std::size_t>(n);
     }
     text.resize(got);
+    if (got > envi::kMaxHeaderBytes) failure = "header grew past 16 MiB while being read";
   }
   ::close(fd);
   if (!failure.empty()) return io_error(header_path, failure);

@@ -61,6 +61,14 @@ class HeaderWriter {
  public:
   void scalar(std::string_view key, const std::string& value) { out_ += std::string(key) + " = " + value + "\n"; }
   void braced(std::string_view key, std::string_view value) { scalar(key, "{" + braced_text(value) + "}"); }
+  // A one-line name, braced only when it starts with '{' itself.
+  void name(std::string_view key, std::string_view value) {
+    const std::string text = one_line(value);
+    if (!text.empty() && text.front() == '{')
+      braced(key, text);
+    else
+      scalar(key, text);
+  }
 
   // "key = {\n  a, b, c,\n  d}" with lines wrapped near kLineWidth.
   template <class T, class Format>
@@ -103,14 +111,14 @@ std::string format_envi_header(const EnviHeader& header) {
   w.scalar("lines", number(info.shape.lines));
   w.scalar("bands", number(info.shape.bands));
   w.scalar("header offset", number(header.header_offset));
-  w.scalar("file type", plain_value(meta.file_type.empty() ? "ENVI Standard" : meta.file_type));
+  w.name("file type", meta.file_type.empty() ? "ENVI Standard" : meta.file_type);
   w.scalar("data type", number(static_cast<int>(info.type)));
   w.scalar("interleave", std::string(interleave_name(header.interleave)));
   w.scalar("byte order", number(static_cast<int>(header.byte_order)));
   if (meta.data_ignore_value) w.scalar("data ignore value", number(*meta.data_ignore_value));
   if (!meta.map_info.empty()) w.braced("map info", meta.map_info);
   if (!meta.coordinate_system_string.empty()) w.braced("coordinate system string", meta.coordinate_system_string);
-  if (!meta.wavelength_units.empty()) w.scalar("wavelength units", plain_value(meta.wavelength_units));
+  if (!meta.wavelength_units.empty()) w.name("wavelength units", meta.wavelength_units);
   w.list("wavelength", meta.wavelength, as_number);
   w.list("fwhm", meta.fwhm, as_number);
   w.list("bbl", meta.bbl, as_number);

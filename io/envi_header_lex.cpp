@@ -36,16 +36,16 @@ std::string normalise_key(std::string_view raw) {
 }
 
 std::size_t line_number(std::string_view text, std::size_t offset) {
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i)
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) ++line;
+  return line;
 }
 
-Status check_signature_and_bytes(std::string_view text, const std::string& file) {
-  if (text.size() > kMaxHeaderBytes)
-    return bad_input(file, "ENVI", "header is " + std::to_string(text.size()) +
-                                       " bytes, more than the 16 MiB a text header can plausibly be");
+Status check_signature_and_text(std::string_view text, const std::string& file) {
   std::string_view body = text;
   if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);  // UTF-8 byte order mark
-  const auto first_line = trim(body.substr(0, body.find('\n')));
+  const auto first_line = trim(body.substr(0, body.find_first_of("\r\n")));
   if (normalise_key(first_line) != "envi") {
     const bool binary = std::any_of(first_line.begin(), first_line.end(),
                                     [](char c) { return is_binary(static_cast<unsigned char>(c)); });
@@ -76,12 +76,12 @@ std::string_view trim(std::string_view s) {
 }
 
 Result<std::vector<Entry>> lex(std::string_view text, const std::string& file) {
-  HB_TRY(check_signature_and_bytes(text, file));
+  HB_TRY(check_signature_and_text(text, file));
   std::vector<Entry> entries;
-  std::size_t pos = text.find('\n');  // past the "ENVI" line
+  std::size_t pos = text.find_first_of("\r\n");  // past the "ENVI" line
   pos = pos == std::string_view::npos ? text.size() : pos + 1;
   while (pos < text.size()) {
-    std::size_t line_end = text.find('\n', pos);
+    std::size_t line_end = text.find_first_of("\r\n", pos);  // CR, LF and CRLF all end lines, as in GDAL
     if (line_end == std::string_view::npos) line_end = text.size();
     const std::string_view line = text.substr(pos, line_end - pos);
     const auto trimmed = trim(line);
@@ -100,7 +100,7 @@ Result<std::vector<Entry>> lex(std::string_view text, const std::string& file) {
                                               " is never closed with '}'");
       entry.value = trim(text.substr(open + 1, close - open - 1));
       entry.braced = true;
-      const std::size_t after = text.find('\n', close);  // the rest of that line is ignored
+      const std::size_t after = text.find_first_of("\r\n", close);  // the rest of that line is ignored
       pos = after == std::string_view::npos ? text.size() : after + 1;
     }
     entries.push_back(std::move(entry));

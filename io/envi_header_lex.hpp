@@ -12,7 +12,7 @@
 
 namespace hb::io::envi {
 
-// Headers are text of a few KiB; anything larger is not a header.
+// Headers are text of a few KiB; a larger file is not a header (read_envi_header).
 inline constexpr std::size_t kMaxHeaderBytes = std::size_t{16} << 20;
 
 struct Entry {
@@ -21,7 +21,7 @@ struct Entry {
   bool braced = false;     // the value was written as {...}
 };
 
-// Checks the text is a header (starts with "ENVI", no binary bytes, sane size) and
+// Checks the text is a header (starts with "ENVI", no binary bytes) and
 // splits it into entries in file order. Lines starting with ';' are comments; lines
 // without '=' are ignored, as ENVI and Spectral Python do.
 Result<std::vector<Entry>> lex(std::string_view text, const std::string& file);

@@ -42,6 +42,12 @@ TEST(EnviHeaderParse, KeysIgnoreCaseAndSpacingAndCommentsAreSkipped) {
   EXPECT_EQ(h.info.meta.envi_byte_order, ByteOrder::big);
 }
 
+TEST(EnviHeaderParse, CarriageReturnsAloneEndLinesAsInGdal) {
+  const auto h = parse_ok("ENVI\rsamples = 4\rlines = 3\rbands = 2\rdata type = 2\rfile type = ENVI Standard\r");
+  EXPECT_EQ(h.info.shape, (CubeShape{3, 4, 2}));
+  EXPECT_EQ(h.info.meta.file_type, "ENVI Standard");
+}
+
 TEST(EnviHeaderParse, EverySupportedDataTypeCode) {
   for (int code : {1, 2, 3, 4, 5, 12, 13, 14, 15}) {
     const auto h = parse_ok(test::header_text(1, 1, 1, code));
@@ -159,6 +165,29 @@ TEST(EnviHeaderFormat, LongListsAreWrappedAndSeparatorsInNamesAreReplaced) {
   EXPECT_EQ(back.info.meta.wavelength, h.info.meta.wavelength);
   ASSERT_EQ(back.info.meta.band_names.size(), 300u);
   EXPECT_EQ(back.info.meta.band_names[7], "name; with comma (and braces)");
+}
+
+// The fuzzer's seeds (and the inputs it once failed on) without needing clang: each
+// parses and formats to a fixed point, or fails as bad input naming the file.
+TEST(EnviHeaderFormat, FuzzSeedsParseToAFixedPointOrFailCleanly) {
+  int seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(HB_FUZZ_CORPUS)) {
+    ++seeds;
+    const std::string path = entry.path().string();
+    auto header = parse_envi_header(test::read_file(path), path);
+    if (!header.ok()) {
+      EXPECT_EQ(header.error().kind, ErrorKind::bad_input) << header.error().line();
+      EXPECT_EQ(header.error().file, path);
+      continue;
+    }
+    const std::string formatted = format_envi_header(*header);
+    auto again = parse_envi_header(formatted, path);
+    ASSERT_TRUE(again.ok()) << path << ": " << again.error().line() << "\n" << formatted;
+    EXPECT_EQ(again->info.shape, header->info.shape) << path;
+    EXPECT_EQ(again->info.meta.file_type, header->info.meta.file_type) << path;
+    EXPECT_EQ(format_envi_header(*again), formatted) << path;
+  }
+  EXPECT_GE(seeds, 5);
 }
 
 TEST(EnviPaths, HeaderFindsItsDataFileAndDataFileFindsItsHeader) {
