@@ -2,6 +2,8 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "io/envi_header.hpp"
@@ -31,6 +33,8 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<EnviPaths> resolve_envi_paths(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return io_error(path, std::string("cannot open: ") + std::strerror(errno));
   if (ends_with_hdr(path)) {
     const std::string stem = path.substr(0, path.size() - 4);
     static constexpr std::array<const char*, 15> kDataSuffixes{

@@ -166,6 +166,11 @@ TEST_F(EnviBadInput, MissingDataFile) {
   EXPECT_NE(open_envi_cube(hdr).error().message.find(dir_.file("s.img")), std::string::npos);
 }
 
+TEST_F(EnviBadInput, NoSuchHeader) {
+  expect_open_error(dir_.file("absent.hdr"), ErrorKind::io, dir_.file("absent.hdr"), "");
+  EXPECT_NE(open_envi_cube(dir_.file("absent.hdr")).error().message.find("No such file"), std::string::npos);
+}
+
 TEST_F(EnviBadInput, MissingHeaderForADataFile) {
   test::write_file(dir_.file("lonely.img"), "1234");
   expect_open_error(dir_.file("lonely.img"), ErrorKind::io, dir_.file("lonely.img"), "");
