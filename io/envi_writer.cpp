@@ -1,0 +1,130 @@
+// Writes an ENVI cube (NAME.hdr + NAME.img) from canonical rows arriving in any order.
+// Both files are written under temporary names; commit() renames the data file and
+// then the header, so a header never appears without its complete data.
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <vector>
+
+#include "io/atomic_file.hpp"
+#include "io/envi_cube.hpp"
+#include "io/envi_layout.hpp"
+#include "io/posix_file.hpp"
+
+namespace hb::io {
+namespace {
+
+bool has_hdr_extension(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string ext = path.substr(path.size() - 4);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".hdr";
+}
+
+// NAME.hdr -> (NAME.hdr, NAME.img); NAME.EXT -> (NAME.hdr, NAME.EXT); NAME -> (NAME.hdr, NAME).
+EnviPaths output_paths(const std::string& path) {
+  if (has_hdr_extension(path)) return {path, path.substr(0, path.size() - 4) + ".img"};
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return {(has_ext ? path.substr(0, dot) : path) + ".hdr", path};
+}
+
+class EnviWriter final : public CubeWriter {
+ public:
+  EnviWriter(EnviHeader header, AtomicPath header_file, AtomicPath data_file, PosixFile data)
+      : header_(std::move(header)),
+        layout_{header_.info.shape, bytes_per_sample(header_.info.type), 0, header_.interleave},
+        header_file_(std::move(header_file)),
+        data_file_(std::move(data_file)),
+        data_(std::move(data)),
+        written_(static_cast<std::size_t>(header_.info.shape.lines), false) {}
+
+  const CubeInfo& info() const override { return header_.info; }
+
+  Status write_rows(RowRange rows, std::span<const std::byte> data) override {
+    if (rows.begin < 0 || rows.end > layout_.shape.lines || rows.begin > rows.end)
+      return internal("row range out of the scene");
+    if (static_cast<std::int64_t>(data.size()) != rows.rows() * layout_.row_bytes())
+      return internal("data size does not match the row range");
+    HB_TRY(claim(rows));
+    std::span<const std::byte> file_order = data;
+    std::vector<std::byte> scratch;
+    const bool swap = header_.byte_order != native_byte_order() && layout_.sample_bytes > 1;
+    if (swap || layout_.interleave != Interleave::bip) {
+      scratch.resize(data.size());
+      envi::canonical_to_file(layout_, rows.rows(), data.data(), scratch.data());
+      if (swap) envi::swap_bytes(scratch, layout_.sample_bytes);
+      file_order = scratch;
+    }
+    return layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t from, std::int64_t bytes) {
+      return data_.write_at(at, file_order.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(bytes)));
+    });
+  }
+
+  Status commit() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (rows_written_ != layout_.shape.lines)
+        return internal("only " + std::to_string(rows_written_) + " of " + std::to_string(layout_.shape.lines) +
+                        " rows were written");
+    }
+    HB_TRY(data_.sync_and_close());
+    HB_TRY(write_header_text());
+    HB_TRY(data_file_.commit());
+    return header_file_.commit();
+  }
+
+ private:
+  Error internal(std::string message) const {
+    return Error{ErrorKind::internal, header_file_.final_path(), {}, std::move(message)};
+  }
+
+  // Marks rows as written; each row may be written once.
+  Status claim(RowRange rows) {
+    std::lock_guard lock(mutex_);
+    for (std::int64_t r = rows.begin; r < rows.end; ++r)
+      if (written_[static_cast<std::size_t>(r)]) return internal("row " + std::to_string(r) + " written twice");
+    for (std::int64_t r = rows.begin; r < rows.end; ++r) written_[static_cast<std::size_t>(r)] = true;
+    rows_written_ += rows.rows();
+    return {};
+  }
+
+  Status write_header_text() {
+    const std::string text = format_envi_header(header_);
+    auto file = PosixFile::create(header_file_.temporary());
+    if (!file) return file.error();
+    HB_TRY(file->write_at(0, std::as_bytes(std::span(text))));
+    return file->sync_and_close();
+  }
+
+  EnviHeader header_;
+  envi::Layout layout_;
+  AtomicPath header_file_;
+  AtomicPath data_file_;
+  PosixFile data_;
+  std::mutex mutex_;
+  std::vector<bool> written_;
+  std::int64_t rows_written_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CubeWriter>> create_envi_cube(const std::string& path, const CubeInfo& info,
+                                                     Interleave interleave, ByteOrder byte_order) {
+  const EnviPaths paths = output_paths(path);
+  EnviHeader header{info, 0, interleave, byte_order};
+  header.info.meta.envi_interleave = interleave;
+  header.info.meta.envi_byte_order = byte_order;
+  // The header we will write must read back: this checks shape, overflow and list lengths.
+  if (auto check = parse_envi_header(format_envi_header(header), paths.header); !check) return check.error();
+
+  AtomicPath data_file(paths.data);
+  auto data = PosixFile::create(data_file.temporary());
+  if (!data) return data.error();
+  HB_TRY(data->resize(info.total_bytes()));
+  return std::unique_ptr<CubeWriter>(
+      new EnviWriter(std::move(header), AtomicPath(paths.header), std::move(data_file), std::move(*data)));
+}
+
+}  // namespace hb::io

@@ -1,0 +1,96 @@
+#include "io/posix_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace hb::io {
+namespace {
+
+std::string os_error(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+}  // namespace
+
+PosixFile::~PosixFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+PosixFile::PosixFile(PosixFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), size_(other.size_) {}
+
+PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+Result<PosixFile> PosixFile::open_read(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path, os_error("cannot open"));
+  PosixFile file(fd, path, 0);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error(path, os_error("cannot stat"));
+  if (!S_ISREG(st.st_mode)) return io_error(path, "cannot read: not a regular file");
+  file.size_ = static_cast<std::int64_t>(st.st_size);
+  return file;
+}
+
+Result<PosixFile> PosixFile::create(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error(path, os_error("cannot create"));
+  return PosixFile(fd, path, 0);
+}
+
+Status PosixFile::read_at(std::int64_t offset, std::span<std::byte> out) const {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset) + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(path_, os_error("read failed"));
+    if (n == 0)
+      return io_error(path_, "unexpected end of file at byte " + std::to_string(offset + static_cast<std::int64_t>(done)) +
+                                 " (was the file truncated while open?)");
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+Status PosixFile::write_at(std::int64_t offset, std::span<const std::byte> data) const {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, static_cast<off_t>(offset) + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(path_, os_error("write failed"));
+    if (n == 0) return io_error(path_, "write failed: no progress (disk full?)");
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+Status PosixFile::resize(std::int64_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) return io_error(path_, os_error("cannot set the file size"));
+  size_ = bytes;
+  return {};
+}
+
+Status PosixFile::sync_and_close() {
+  const int fd = std::exchange(fd_, -1);
+  if (fd < 0) return {};
+  if (::fsync(fd) != 0) {
+    const std::string failure = os_error("cannot flush to disk");
+    ::close(fd);
+    return io_error(path_, failure);
+  }
+  if (::close(fd) != 0) return io_error(path_, os_error("cannot close"));
+  return {};
+}
+
+}  // namespace hb::io

@@ -1,0 +1,42 @@
+// A file descriptor with whole-buffer positional reads and writes (pread/pwrite loop
+// over short transfers and EINTR). No shared seek position, so const reads are
+// thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "io/error.hpp"
+
+namespace hb::io {
+
+class PosixFile {
+ public:
+  PosixFile() = default;
+  ~PosixFile();
+  PosixFile(PosixFile&& other) noexcept;
+  PosixFile& operator=(PosixFile&& other) noexcept;
+  PosixFile(const PosixFile&) = delete;
+  PosixFile& operator=(const PosixFile&) = delete;
+
+  // Regular files only: a directory or device is an io error naming `path`.
+  static Result<PosixFile> open_read(const std::string& path);
+  static Result<PosixFile> create(const std::string& path);  // truncates
+
+  const std::string& path() const { return path_; }
+  std::int64_t size() const { return size_; }  // at open time
+  Status read_at(std::int64_t offset, std::span<std::byte> out) const;
+  Status write_at(std::int64_t offset, std::span<const std::byte> data) const;
+  Status resize(std::int64_t bytes);
+  Status sync_and_close();
+
+ private:
+  PosixFile(int fd, std::string path, std::int64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
+  int fd_ = -1;
+  std::string path_;
+  std::int64_t size_ = 0;
+};
+
+}  // namespace hb::io
