@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
+#include <string>
+#include <type_traits>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "io/cube.hpp"
 #include "io/tile.hpp"
 #include "src/linalg/matrix.hpp"
 #include "src/mnf/stats.hpp"
@@ -93,5 +97,65 @@ inline PixelRules all_bands(std::int64_t bands) {
   for (std::int64_t b = 0; b < bands; ++b) rules.bands.push_back(b);
   return rules;
 }
+
+// A scene held in memory, stored as T, read through the io::Cube interface.
+template <class T>
+class MemoryCube final : public io::Cube {
+ public:
+  explicit MemoryCube(const Scene& scene, io::Metadata meta = {}) : values_(scene.values.begin(), scene.values.end()) {
+    info_.shape = {scene.lines, scene.samples, scene.bands};
+    info_.type = std::is_same_v<T, float> ? io::DataType::f32
+                 : std::is_same_v<T, std::int16_t> ? io::DataType::i16
+                                                   : io::DataType::f64;
+    info_.meta = std::move(meta);
+  }
+  const io::CubeInfo& info() const override { return info_; }
+  const std::string& path() const override { return path_; }
+  io::CubeFormat format() const override { return io::CubeFormat::hdf5; }
+  std::int64_t bytes_on_disk() const override { return info_.total_bytes(); }
+  Status read_rows(io::RowRange rows, std::span<std::byte> out) const override {
+    const auto first = static_cast<std::size_t>(rows.begin * info_.bytes_per_row());
+    if (out.size() != static_cast<std::size_t>(rows.rows() * info_.bytes_per_row()))
+      return Error{ErrorKind::internal, path_, {}, "read size"};
+    const auto* bytes = reinterpret_cast<const std::byte*>(values_.data());
+    std::copy(bytes + first, bytes + first + out.size(), out.begin());
+    return {};
+  }
+
+ private:
+  io::CubeInfo info_;
+  std::string path_ = "memory";
+  std::vector<T> values_;
+};
+
+// Collects float32 rows written through the io::CubeWriter interface.
+class MemoryWriter final : public io::CubeWriter {
+ public:
+  MemoryWriter(std::int64_t lines, std::int64_t samples, std::int64_t bands) {
+    info_.shape = {lines, samples, bands};
+    info_.type = io::DataType::f32;
+    values.assign(static_cast<std::size_t>(lines * samples * bands), -12345.0f);
+  }
+  const io::CubeInfo& info() const override { return info_; }
+  Status write_rows(io::RowRange rows, std::span<const std::byte> data) override {
+    const auto per_row = static_cast<std::size_t>(info_.shape.samples * info_.shape.bands);
+    if (data.size() != rows.rows() * per_row * sizeof(float)) return Error{ErrorKind::internal, {}, {}, "write size"};
+    std::memcpy(values.data() + static_cast<std::size_t>(rows.begin) * per_row, data.data(), data.size());
+    return {};
+  }
+  Status commit() override {
+    committed = true;
+    return {};
+  }
+  float at(std::int64_t r, std::int64_t c, std::int64_t b) const {
+    return values[static_cast<std::size_t>((r * info_.shape.samples + c) * info_.shape.bands + b)];
+  }
+
+  std::vector<float> values;
+  bool committed = false;
+
+ private:
+  io::CubeInfo info_;
+};
 
 }  // namespace hb::mnf::testing
