@@ -9,7 +9,7 @@ namespace hb::cpu {
 namespace detail {
 namespace {
 
-constexpr std::int64_t kBlockVectors = 512;  // vectors per SYRK call: cache-sized blocks
+constexpr std::int64_t kBlockVectors = 4096;  // vectors per SYRK call: cache-sized blocks
 
 Status check_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
   for (auto b : rules.bands)
@@ -98,26 +98,24 @@ Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::
   auto wide = detail::widen(tile, rules, tile.core());
   if (!wide) return wide.error();
 
-  // Centre in float64 (values ~1e4 lose nothing), multiply in float32.
-  std::vector<float> centred(static_cast<std::size_t>(pixels * bands));
+  // FP64 throughout: with float32 GEMM the low-SNR MNF components of a 198-band AVIRIS
+  // scene (Jasper Ridge) are off by 3e-6 of their standard deviation, over the 1e-6 the
+  // SPy comparison allows; the whitening makes the sums cancel.
+  std::vector<double> centred = std::move(wide->values);
   for (std::int64_t p = 0; p < pixels; ++p)
-    for (std::int64_t k = 0; k < bands; ++k)
-      centred[static_cast<std::size_t>(p * bands + k)] = static_cast<float>(
-          wide->values[static_cast<std::size_t>(p * bands + k)] - map.center[static_cast<std::size_t>(k)]);
-  std::vector<float> matrix(map.matrix.data.begin(), map.matrix.data.end());
+    for (std::int64_t k = 0; k < bands; ++k) centred[static_cast<std::size_t>(p * bands + k)] -= map.center[static_cast<std::size_t>(k)];
+  std::vector<double> product(static_cast<std::size_t>(pixels * outputs));
   if (pixels > 0 && outputs > 0 && bands > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(pixels), static_cast<int>(outputs),
-                static_cast<int>(bands), 1.0f, centred.data(), static_cast<int>(bands), matrix.data(),
-                static_cast<int>(outputs), 0.0f, out.data(), static_cast<int>(outputs));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(pixels), static_cast<int>(outputs),
+                static_cast<int>(bands), 1.0, centred.data(), static_cast<int>(bands), map.matrix.data.data(),
+                static_cast<int>(outputs), 0.0, product.data(), static_cast<int>(outputs));
   for (std::int64_t p = 0; p < pixels; ++p) {
     float* y = out.data() + p * outputs;
+    const double* z = product.data() + p * outputs;
     const bool valid = wide->valid[static_cast<std::size_t>(p)] != 0;
-    for (std::int64_t j = 0; j < outputs; ++j) {
-      if (!valid)
-        y[j] = map.fill;
-      else if (!map.offset.empty())
-        y[j] = static_cast<float>(y[j] + map.offset[static_cast<std::size_t>(j)]);
-    }
+    for (std::int64_t j = 0; j < outputs; ++j)
+      y[j] = !valid ? map.fill
+                    : static_cast<float>(z[j] + (map.offset.empty() ? 0.0 : map.offset[static_cast<std::size_t>(j)]));
   }
   return {};
 }

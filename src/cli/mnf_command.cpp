@@ -17,9 +17,15 @@ struct ReduceOptions {
   std::int64_t components = 0;
   double snr = 0.0;
   double variance = 0.0;
+  // Set by register_reduce; --snr exists for MNF only.
+  CLI::Option* components_option = nullptr;
+  CLI::Option* snr_option = nullptr;
+  CLI::Option* variance_option = nullptr;
 };
 
-Status execute(ReduceOptions& o, const CLI::App& app) {
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+Status execute(ReduceOptions& o) {
   o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
   o.run.backend = *backend_kind_from_name(o.backend);
   if (!o.subset.empty()) {
@@ -27,9 +33,9 @@ Status execute(ReduceOptions& o, const CLI::App& app) {
     if (!window) return window.error();
     o.run.pipeline.noise_window = *window;
   }
-  if (app.count("--components") > 0) o.run.selection.components = o.components;
-  if (app.count("--snr") > 0) o.run.selection.snr = o.snr;
-  if (app.count("--variance") > 0) o.run.selection.variance = o.variance;
+  if (given(o.components_option)) o.run.selection.components = o.components;
+  if (given(o.snr_option)) o.run.selection.snr = o.snr;
+  if (given(o.variance_option)) o.run.selection.variance = o.variance;
   return mnf::run(o.run, mpi::Comm::world());
 }
 
@@ -50,10 +56,13 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   auto* variance = app->add_option("--variance", o->variance, "Keep components up to this fraction of the eigenvalue sum")
                        ->check(CLI::Range(0.0, 1.0));
   count->excludes(variance);
+  o->components_option = count;
+  o->variance_option = variance;
   if (is_mnf) {
     app->add_option("--noise", o->noise, "Noise estimator")->check(CLI::IsMember({"diff", "mean3x3", "median3x3"}));
     auto* snr = app->add_option("--snr", o->snr, "Keep components with SNR >= X (eigenvalue >= X + 1)");
     snr->excludes(count)->excludes(variance);
+    o->snr_option = snr;
     app->add_option("--subset", o->subset, "Noise statistics from rows r0:r1 and columns c0:c1 only");
     app->add_option("--denoise", o->run.denoise_output, "Also write the scene denoised with the kept components");
   }
@@ -62,7 +71,7 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
       ->check(CLI::PositiveNumber);
   app->add_option("--backend", o->backend, "Where tiles are processed")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  return {app, [o, app]() { return execute(*o, *app); }};
+  return {app, [o]() { return execute(*o); }};
 }
 
 }  // namespace

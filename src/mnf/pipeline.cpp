@@ -30,9 +30,12 @@ io::RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t li
   return {index * rows, std::min(lines, (index + 1) * rows)};
 }
 
-// The mean of the first tile that holds a valid pixel; zeros when none does.
+// The mean of the first few rows holding a valid pixel; zeros when none does. It only
+// needs to be near the mean, and must be the same on every rank.
 Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& backend, const PixelRules& rules,
-                                             std::int64_t rows) {
+                                             std::int64_t tile_rows) {
+  constexpr std::int64_t kProbeRows = 8;
+  const std::int64_t rows = std::min(tile_rows, kProbeRows);
   const auto lines = cube.info().shape.lines;
   for (std::int64_t t = 0; t < tile_count(lines, rows); ++t) {
     auto tile = cube.read_tile(tile_rows_of(t, rows, lines));
@@ -58,9 +61,8 @@ void allreduce(const mpi::Comm& comm, Moments& m) {
 
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel) {
   if (options.tile_rows > 0) return std::min(options.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
-  // raw + float64 widened + float32 centred + float32 outputs + float32 pass-through.
-  const std::int64_t per_pixel =
-      info.bytes_per_pixel() + info.shape.bands * (8 + 4 + 4) + outputs_per_pixel * 4;
+  // raw + float64 widened + float32 pass-through (denoise); float64 product + float32 outputs.
+  const std::int64_t per_pixel = info.bytes_per_pixel() + info.shape.bands * (8 + 4) + outputs_per_pixel * (8 + 4);
   const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
   return std::clamp<std::int64_t>(options.memory_budget_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
 }
