@@ -13,6 +13,13 @@
 
 namespace hb {
 
+namespace mnf {
+struct PixelRules;
+struct NoiseConfig;
+struct Moments;
+struct LinearMap;
+}  // namespace mnf
+
 enum class BackendKind { automatic, cpu, cuda };
 
 std::optional<BackendKind> backend_kind_from_name(std::string_view name);  // auto|cpu|cuda
@@ -26,6 +33,23 @@ class Backend {
 
   // Widens a tile's held samples to float32 (canonical layout kept).
   virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
+
+  // --- MNF / PCA (src/mnf). Tiles hold the scene's raw type; a backend widens on its
+  // own side. The defaults run on the host (src/backend/cpu_mnf.cpp), so a backend
+  // may override these one at a time; results must match them to rounding.
+
+  // Adds the valid pixels of the tile's core rows (used bands only) to `data`,
+  // centred on data.shift. data.bands() == rules.used_bands().
+  virtual Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data);
+  // Adds the noise residuals owned by the tile's core rows to `noise` (shift zero).
+  // The tile must carry noise_halo(config.estimator) rows where the scene has them.
+  virtual Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
+                                          const mnf::NoiseConfig& config, mnf::Moments& noise);
+  // Applies `map` to every core pixel: out is [core pixels x map.outputs()] float32,
+  // excluded pixels get map.fill. Accumulate in FP64 (float32 GEMM misses the 1e-6-of-sd
+  // accuracy on low-SNR MNF components of real 198-band scenes), round once at the end.
+  virtual Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                           std::span<float> out);
 };
 
 // cpu: always available. cuda: needs a build with HB_CUDA and a visible GPU.

@@ -1,5 +1,7 @@
 #include "src/backend/cpu_backend.hpp"
 
+#include "src/backend/cpu_mnf.hpp"
+
 #include <fstream>
 #include <string>
 
@@ -30,6 +32,18 @@ class CpuBackend final : public Backend {
       for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<float>(in[i]);
     });
     return {};
+  }
+
+  Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override {
+    return cpu::accumulate_moments(tile, rules, data);
+  }
+  Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::NoiseConfig& config,
+                                  mnf::Moments& noise) override {
+    return cpu::accumulate_noise_moments(tile, rules, config, noise);
+  }
+  Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                   std::span<float> out) override {
+    return cpu::transform(tile, rules, map, out);
   }
 };
 

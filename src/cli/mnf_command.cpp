@@ -1,0 +1,82 @@
+// hyperbatch mnf / pca SCENE -o OUT: noise-adjusted or plain principal components,
+// streamed tile by tile (see src/mnf/run.hpp).
+#include <memory>
+
+#include "mpi/comm.hpp"
+#include "src/cli/commands.hpp"
+#include "src/mnf/run.hpp"
+
+namespace hb::cli {
+namespace {
+
+struct ReduceOptions {
+  mnf::RunOptions run;
+  std::string noise = "diff";
+  std::string subset;
+  std::string backend = "auto";
+  std::int64_t components = 0;
+  double snr = 0.0;
+  double variance = 0.0;
+  // Set by register_reduce; --snr exists for MNF only.
+  CLI::Option* components_option = nullptr;
+  CLI::Option* snr_option = nullptr;
+  CLI::Option* variance_option = nullptr;
+};
+
+bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+Status execute(ReduceOptions& o) {
+  o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
+  o.run.backend = *backend_kind_from_name(o.backend);
+  if (!o.subset.empty()) {
+    auto window = mnf::parse_window(o.subset);
+    if (!window) return window.error();
+    o.run.pipeline.noise_window = *window;
+  }
+  if (given(o.components_option)) o.run.selection.components = o.components;
+  if (given(o.snr_option)) o.run.selection.snr = o.snr;
+  if (given(o.variance_option)) o.run.selection.variance = o.variance;
+  return mnf::run(o.run, mpi::Comm::world());
+}
+
+Registered register_reduce(CLI::App& root, mnf::Method method) {
+  const bool is_mnf = method == mnf::Method::mnf;
+  auto o = std::make_shared<ReduceOptions>();
+  o->run.pipeline.method = method;
+  auto* app = root.add_subcommand(
+      is_mnf ? "mnf" : "pca",
+      is_mnf ? "Minimum noise fraction: components ordered by signal-to-noise ratio"
+             : "Principal components: components ordered by variance");
+  app->add_option("scene", o->run.scene, "ENVI header/data file or HDF5 cube")->required();
+  app->add_option("-o,--output", o->run.output,
+                  "Components: NAME.h5 (statistics in the same file) or NAME.hdr (statistics in NAME.stats.h5)")
+      ->required();
+  auto* count = app->add_option("--components", o->components, "Keep the first N components")
+                    ->check(CLI::PositiveNumber);
+  auto* variance = app->add_option("--variance", o->variance, "Keep components up to this fraction of the eigenvalue sum")
+                       ->check(CLI::Range(0.0, 1.0));
+  count->excludes(variance);
+  o->components_option = count;
+  o->variance_option = variance;
+  if (is_mnf) {
+    app->add_option("--noise", o->noise, "Noise estimator")->check(CLI::IsMember({"diff", "mean3x3", "median3x3"}));
+    auto* snr = app->add_option("--snr", o->snr, "Keep components with SNR >= X (eigenvalue >= X + 1)");
+    snr->excludes(count)->excludes(variance);
+    o->snr_option = snr;
+    app->add_option("--subset", o->subset, "Noise statistics from rows r0:r1 and columns c0:c1 only");
+    app->add_option("--denoise", o->run.denoise_output, "Also write the scene denoised with the kept components");
+  }
+  app->add_flag("--stats-only", o->run.stats_only, "Only compute the statistics and write them to -o (HDF5)");
+  app->add_option("--apply", o->run.apply_stats, "Use the statistics in this file instead of the scene's own");
+  app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--backend", o->backend, "Where tiles are processed")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  return {app, [o]() { return execute(*o); }};
+}
+
+}  // namespace
+
+Registered register_mnf(CLI::App& root) { return register_reduce(root, mnf::Method::mnf); }
+Registered register_pca(CLI::App& root) { return register_reduce(root, mnf::Method::pca); }
+
+}  // namespace hb::cli

@@ -1,0 +1,25 @@
+// Symmetric eigendecomposition (LAPACK dsyevd) with a deterministic order and sign,
+// so that every rank, backend and run produces the same basis.
+#pragma once
+
+#include <vector>
+
+#include "io/error.hpp"
+#include "src/linalg/matrix.hpp"
+
+namespace hb::linalg {
+
+struct SymmetricEigen {
+  std::vector<double> values;  // descending
+  Matrix vectors;              // column j is the unit eigenvector of values[j]
+};
+
+// `a` must be square; only its upper triangle is read. Sign convention: the entry of
+// largest magnitude in each eigenvector is positive (the first such entry on a tie),
+// so results do not depend on LAPACK's internal choices.
+Result<SymmetricEigen> symmetric_eigen(const Matrix& a);
+
+// Flips `v`'s columns to the sign convention above.
+void normalise_signs(Matrix& v);
+
+}  // namespace hb::linalg

@@ -1,0 +1,62 @@
+// MNF/PCA over a whole scene, tile by tile: the statistics pass (partial moments per
+// tile, summed across ranks), the basis, and the transform passes that stream
+// components or denoised rows to a writer. Memory is bounded by the tile size.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "io/cube.hpp"
+#include "mpi/comm.hpp"
+#include "src/backend/backend.hpp"
+#include "src/mnf/basis.hpp"
+#include "src/mnf/stats.hpp"
+
+namespace hb::mnf {
+
+struct PipelineOptions {
+  Method method = Method::mnf;
+  NoiseEstimator estimator = NoiseEstimator::diff;
+  Window noise_window;
+  std::int64_t tile_rows = 0;                      // 0 = from memory_budget_bytes
+  std::int64_t memory_budget_bytes = 256ll << 20;  // per tile, all working buffers
+};
+
+// Rows per tile so that a tile's buffers (raw, widened, outputs) fit the budget.
+std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel);
+
+struct SceneStatistics {
+  PixelRules rules;
+  std::vector<std::int64_t> excluded_bands;  // scene bands left out (bad band list)
+  NoiseEstimator estimator = NoiseEstimator::diff;
+  Moments data;
+  Moments noise;            // MNF only: residuals about zero
+  std::int64_t pixels = 0;  // scene pixels
+
+  std::int64_t excluded_pixels() const { return pixels - data.count; }
+};
+
+// The statistics pass. Tiles are dealt round-robin over the ranks of `comm`; the
+// provisional mean (the mean of the first tile holding a valid pixel) is computed by
+// every rank from the same rows, and the partial moments are summed with allreduce.
+Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend, const mpi::Comm& comm,
+                                          const PipelineOptions& options);
+
+// Mean, covariances and basis from gathered statistics.
+struct Covariances {
+  MeanCovariance data;
+  MeanCovariance noise;  // MNF only
+};
+Result<Covariances> covariances(const SceneStatistics& stats, Method method);
+Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Method method,
+                          const BasisOptions& options = {});
+
+// Transform passes. Components: [lines, samples, map.outputs()] float32, excluded
+// pixels NaN. Denoised: [lines, samples, scene bands] float32: used bands replaced by
+// their denoised values, bad bands and excluded pixels passed through unchanged.
+Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+                        io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm);
+Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+                      io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm);
+
+}  // namespace hb::mnf
