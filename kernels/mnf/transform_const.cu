@@ -12,13 +12,14 @@ constexpr int kChunk = 32;    // bands staged per step
 constexpr int kConstWords = 16384;  // 64 KB of 4-byte words
 
 // Layout (in 4-byte words): mean as FP64 [nb_pad] | offset as FP64 [m_pad] | T as FP32
-// [nb_pad x m_pad], zero-padded. Addressed by index through the symbol itself so that
-// the compiler keeps every access in the constant space (uniform across a warp in the
-// inner loop: one broadcast per load).
+// [m_pad / group][nb_pad][group], zero-padded: a block's component group is contiguous,
+// so in the inner loop every load is one base register plus a compile-time offset.
+// Addressed by index through the symbol itself so that the compiler keeps every access
+// in the constant space (uniform across a warp: one broadcast per load).
 __constant__ unsigned c_store[kConstWords];
 
 struct ConstLayout {
-  int nb_pad = 0, m_pad = 0, group = 0;  // group: components per thread (8, 16 or 32)
+  int nb_pad = 0, m_pad = 0, group = 0;  // group: components per block (8, 16 or 32)
   int offset_word = 0, t_word = 0, words = 0;
 };
 
@@ -70,12 +71,12 @@ __global__ void __launch_bounds__(kPixels)
       s_x[pl][lane] = v;
     }
     __syncthreads();
-    const int row0 = l.t_word + k0 * l.m_pad + j0;
+    const int row0 = l.t_word + (static_cast<int>(blockIdx.y) * l.nb_pad + k0) * kGroup;
 #pragma unroll
     for (int kc = 0; kc < kChunk; ++kc) {
       const float x = s_x[threadIdx.x][kc];
 #pragma unroll
-      for (int jj = 0; jj < kGroup; ++jj) acc[jj] = fmaf(x, __uint_as_float(c_store[row0 + kc * l.m_pad + jj]), acc[jj]);
+      for (int jj = 0; jj < kGroup; ++jj) acc[jj] = fmaf(x, __uint_as_float(c_store[row0 + kc * kGroup + jj]), acc[jj]);
     }
   }
   const std::int64_t p = p0 + threadIdx.x;
@@ -123,10 +124,14 @@ LaunchStatus transform_const_upload(const float* T, const double* mean, const do
   if (e == cudaSuccess && offset)
     e = cudaMemcpyAsync(words + l.offset_word, offset, sizeof(double) * static_cast<std::size_t>(m),
                         cudaMemcpyDeviceToDevice, stream);
-  if (e == cudaSuccess)
-    e = cudaMemcpy2DAsync(words + l.t_word, sizeof(float) * static_cast<std::size_t>(l.m_pad), T,
-                          sizeof(float) * static_cast<std::size_t>(m), sizeof(float) * static_cast<std::size_t>(m),
+  // Group g holds components [g * group, g * group + group) of every band, contiguous.
+  for (int j0 = 0; e == cudaSuccess && j0 < m; j0 += l.group) {
+    const auto width = static_cast<std::size_t>(std::min(l.group, m - j0));
+    e = cudaMemcpy2DAsync(words + l.t_word + (j0 / l.group) * l.nb_pad * l.group,
+                          sizeof(float) * static_cast<std::size_t>(l.group), T + j0,
+                          sizeof(float) * static_cast<std::size_t>(m), sizeof(float) * width,
                           static_cast<std::size_t>(nb), cudaMemcpyDeviceToDevice, stream);
+  }
   return LaunchStatus::from(e);
 }
 
