@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/convert.cuh"
+#include "src/backend/cuda_mnf.hpp"
 
 namespace hb {
 namespace {
@@ -47,8 +48,26 @@ class CudaBackend final : public Backend {
     return {};
   }
 
+  Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override {
+    return mnf_engine().accumulate_moments(tile, rules, data);
+  }
+  Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
+                                  const mnf::NoiseConfig& config, mnf::Moments& noise) override {
+    return mnf_engine().accumulate_noise_moments(tile, rules, config, noise);
+  }
+  Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                   std::span<float> out) override {
+    return mnf_engine().transform(tile, rules, map, out);
+  }
+
  private:
+  cuda::MnfEngine& mnf_engine() {
+    if (!mnf_) mnf_ = std::make_unique<cuda::MnfEngine>(device_);
+    return *mnf_;
+  }
+
   int device_;
+  std::unique_ptr<cuda::MnfEngine> mnf_;
 };
 
 }  // namespace

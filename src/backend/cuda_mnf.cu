@@ -1,0 +1,269 @@
+#include "src/backend/cuda_mnf.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "kernels/mnf/moments.cuh"
+#include "kernels/mnf/syrk.cuh"
+#include "src/mnf/linear_map.hpp"
+#include "src/mnf/stats.hpp"
+
+namespace hb::cuda {
+namespace {
+
+namespace km = hb::kernels::mnf;
+
+Error device_error(const std::string& what, const std::string& detail) {
+  return Error{ErrorKind::resource, {}, {}, "GPU " + what + ": " + detail};
+}
+Status check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return {};
+  return device_error(what, cudaGetErrorString(e));
+}
+Status check(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return {};
+  return device_error(what, "cuBLAS status " + std::to_string(static_cast<int>(s)));
+}
+Status check(const km::LaunchStatus& s, const char* what) {
+  if (s.ok()) return {};
+  return device_error(what, s.message());
+}
+
+// Z64 + offset rounded once to float32; excluded pixels get the fill value.
+__global__ void finish_transform(const double* __restrict__ z, const double* __restrict__ offset,
+                                 const std::uint8_t* __restrict__ valid, std::int64_t pixels, int outputs,
+                                 float fill, float* __restrict__ out) {
+  const std::int64_t n = pixels * outputs;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t p = i / outputs;
+    const int j = static_cast<int>(i - p * outputs);
+    out[i] = valid[p] ? static_cast<float>(z[i] + (offset ? offset[j] : 0.0)) : fill;
+  }
+}
+
+km::TileView view_of(const io::Tile& tile, const void* device_data, std::int64_t lines) {
+  km::TileView v;
+  v.type = tile.type();
+  v.data = device_data;
+  v.samples = tile.samples();
+  v.bands = tile.bands();
+  v.lines = lines;
+  v.held_row0 = tile.held().begin;
+  v.held_rows = tile.held().rows();
+  v.core_row0 = tile.core().begin;
+  v.core_rows = tile.core().rows();
+  return v;
+}
+
+km::NoiseWindow window_of(const mnf::Window& w) {
+  km::NoiseWindow out;
+  if (w.row_begin) out.row_begin = *w.row_begin;
+  if (w.row_end) out.row_end = *w.row_end;
+  if (w.col_begin) out.col_begin = *w.col_begin;
+  if (w.col_end) out.col_end = *w.col_end;
+  return out;
+}
+
+km::NoiseEstimator estimator_of(mnf::NoiseEstimator e) {
+  switch (e) {
+    case mnf::NoiseEstimator::diff: return km::NoiseEstimator::diff;
+    case mnf::NoiseEstimator::mean3x3: return km::NoiseEstimator::mean3x3;
+    case mnf::NoiseEstimator::median3x3: return km::NoiseEstimator::median3x3;
+  }
+  return km::NoiseEstimator::diff;
+}
+
+}  // namespace
+
+MnfEngine::MnfEngine(int device) : device_(device) {
+  cudaSetDevice(device_);
+  cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  cublasCreate(&cublas_);
+}
+
+MnfEngine::~MnfEngine() {
+  cudaSetDevice(device_);
+  if (cublas_) cublasDestroy(cublas_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+// Copies the raw tile once (pinned staging, then an async copy); calls that follow on
+// the same tile (statistics, then noise) reuse it.
+Status MnfEngine::upload_tile(const io::Tile& tile) {
+  const TileKey key{tile.bytes().data(), tile.bytes().size(), tile.held()};
+  if (key == resident_) return {};
+  resident_ = {};
+  const auto bytes = tile.bytes().size();
+  HB_TRY(check(staging_.reserve(bytes), "pinned staging buffer"));
+  HB_TRY(check(raw_.reserve(bytes), "tile buffer"));
+  std::memcpy(staging_.as<void>(), tile.bytes().data(), bytes);
+  HB_TRY(check(cudaMemcpyAsync(raw_.as<void>(), staging_.as<void>(), bytes, cudaMemcpyHostToDevice, stream_),
+               "copy tile to device"));
+  resident_ = key;
+  return {};
+}
+
+Status MnfEngine::upload_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
+  std::vector<int> bands(rules.bands.begin(), rules.bands.end());
+  if (bands != rules_bands_) {
+    HB_TRY(check(good_bands_.reserve(bands.size() * sizeof(int)), "band list"));
+    HB_TRY(check(cudaMemcpyAsync(good_bands_.as<int>(), bands.data(), bands.size() * sizeof(int),
+                                 cudaMemcpyHostToDevice, stream_),
+                 "copy band list"));
+    rules_bands_ = std::move(bands);
+  }
+  HB_TRY(check(valid_.reserve(static_cast<std::size_t>(tile.pixels())), "mask buffer"));
+  return {};
+}
+
+Status MnfEngine::reserve_matrices(std::int64_t core_pixels, std::int64_t columns) {
+  const auto nb = static_cast<int>(rules_bands_.size());
+  HB_TRY(check(matrix_.reserve(static_cast<std::size_t>(core_pixels * nb) * sizeof(double)), "matrix buffer"));
+  HB_TRY(check(workspace_.reserve(km::moments_workspace_bytes(core_pixels, nb)), "workspace"));
+  HB_TRY(check(count_.reserve(sizeof(unsigned long long)), "moments"));
+  HB_TRY(check(sum_.reserve(static_cast<std::size_t>(nb) * sizeof(double)), "moments"));
+  HB_TRY(check(cross_.reserve(static_cast<std::size_t>(nb) * nb * sizeof(double)), "moments"));
+  HB_TRY(check(vector_.reserve(static_cast<std::size_t>(std::max<std::int64_t>(nb, columns)) * sizeof(double)),
+               "vector"));
+  return {};
+}
+
+// Zeroes the per-tile device moments, runs `fill` (which writes X and adds count and
+// sums), adds XᵀX with DSYRK, and folds the tile's moments into the host totals.
+Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into) {
+  const int nb = static_cast<int>(rules_bands_.size());
+  HB_TRY(check(km::syrk_cublas(cublas_, matrix_.as<double>(), core_pixels, nb, cross_.as<double>(), stream_),
+               "DSYRK"));
+  unsigned long long count = 0;
+  host_sum_.resize(static_cast<std::size_t>(nb));
+  host_cross_.resize(static_cast<std::size_t>(nb) * nb);
+  HB_TRY(check(cudaMemcpyAsync(&count, count_.as<void>(), sizeof(count), cudaMemcpyDeviceToHost, stream_), "copy"));
+  HB_TRY(check(cudaMemcpyAsync(host_sum_.data(), sum_.as<void>(), host_sum_.size() * sizeof(double),
+                               cudaMemcpyDeviceToHost, stream_), "copy"));
+  HB_TRY(check(cudaMemcpyAsync(host_cross_.data(), cross_.as<void>(), host_cross_.size() * sizeof(double),
+                               cudaMemcpyDeviceToHost, stream_), "copy"));
+  HB_TRY(check(cudaStreamSynchronize(stream_), "moments"));
+  into.count += static_cast<std::int64_t>(count);
+  for (int k = 0; k < nb; ++k) into.sum[static_cast<std::size_t>(k)] += host_sum_[static_cast<std::size_t>(k)];
+  for (int i = 0; i < nb; ++i)
+    for (int j = i; j < nb; ++j) {
+      const auto at = static_cast<std::size_t>(i) * nb + j;
+      into.cross[at] += host_cross_[at];
+    }
+  return {};
+}
+
+namespace {
+
+Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross, int nb, cudaStream_t s) {
+  if (cudaMemsetAsync(count.as<void>(), 0, sizeof(unsigned long long), s) != cudaSuccess ||
+      cudaMemsetAsync(sum.as<void>(), 0, static_cast<std::size_t>(nb) * sizeof(double), s) != cudaSuccess ||
+      cudaMemsetAsync(cross.as<void>(), 0, static_cast<std::size_t>(nb) * nb * sizeof(double), s) != cudaSuccess)
+    return device_error("moments", "cannot clear");
+  return {};
+}
+
+km::PixelRules rules_of(const mnf::PixelRules& rules, const int* device_bands) {
+  km::PixelRules out;
+  out.good_bands = device_bands;
+  out.nb = static_cast<int>(rules.bands.size());
+  out.has_ignore = rules.ignore_value.has_value();
+  out.ignore_value = rules.ignore_value.value_or(0.0);
+  return out;
+}
+
+}  // namespace
+
+Status MnfEngine::accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) {
+  cudaSetDevice(device_);
+  HB_TRY(upload_tile(tile));
+  HB_TRY(upload_rules(tile, rules));
+  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);  // lines: no noise needs here
+  const auto krules = rules_of(rules, good_bands_.as<int>());
+  HB_TRY(reserve_matrices(view.core_pixels(), 0));
+  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
+  HB_TRY(check(cudaMemcpyAsync(vector_.as<double>(), data.shift.data(), data.shift.size() * sizeof(double),
+                               cudaMemcpyHostToDevice, stream_), "copy shift"));
+  HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), vector_.as<double>(),
+                                      matrix_.as<double>(), {count_.as<unsigned long long>(), sum_.as<double>(),
+                                      cross_.as<double>()}, workspace_.as<void>(), workspace_.bytes(), stream_),
+               "convert and centre"));
+  return add_tile_moments(view.core_pixels(), data);
+}
+
+Status MnfEngine::accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
+                                           const mnf::NoiseConfig& config, mnf::Moments& noise) {
+  cudaSetDevice(device_);
+  HB_TRY(upload_tile(tile));
+  HB_TRY(upload_rules(tile, rules));
+  const auto view = view_of(tile, raw_.as<void>(), config.lines);
+  const auto krules = rules_of(rules, good_bands_.as<int>());
+  HB_TRY(reserve_matrices(view.core_pixels(), 0));
+  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
+  HB_TRY(check(km::noise_residuals_f64(view, krules, valid_.as<std::uint8_t>(), estimator_of(config.estimator),
+                                       window_of(config.window), matrix_.as<double>(),
+                                       {count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>()},
+                                       workspace_.as<void>(), workspace_.bytes(), stream_),
+               "noise residuals"));
+  return add_tile_moments(view.core_pixels(), noise);
+}
+
+Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                            std::span<float> out) {
+  cudaSetDevice(device_);
+  const std::int64_t outputs = map.outputs();
+  HB_TRY(upload_tile(tile));
+  HB_TRY(upload_rules(tile, rules));
+  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);
+  const auto krules = rules_of(rules, good_bands_.as<int>());
+  const std::int64_t pixels = view.core_pixels();
+  if (static_cast<std::int64_t>(out.size()) != pixels * outputs || map.matrix.rows != krules.nb)
+    return Error{ErrorKind::internal, {}, {}, "transform: shapes of tile, map and output disagree"};
+  HB_TRY(reserve_matrices(pixels, outputs));
+  // The map (centre, matrix, offset) is uploaded once per run.
+  const std::size_t matrix_doubles = static_cast<std::size_t>(krules.nb) * outputs;
+  HB_TRY(check(map_.reserve((matrix_doubles + krules.nb + outputs) * sizeof(double)), "map buffer"));
+  double* d_matrix = map_.as<double>();
+  double* d_center = d_matrix + matrix_doubles;
+  double* d_offset = d_center + krules.nb;
+  if (map_key_ != map.matrix.data.data()) {
+    std::vector<double> offset(static_cast<std::size_t>(outputs), 0.0);
+    if (!map.offset.empty()) offset = map.offset;
+    HB_TRY(check(cudaMemcpyAsync(d_matrix, map.matrix.data.data(), matrix_doubles * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy map"));
+    HB_TRY(check(cudaMemcpyAsync(d_center, map.center.data(), map.center.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy map"));
+    HB_TRY(check(cudaMemcpyAsync(d_offset, offset.data(), offset.size() * sizeof(double), cudaMemcpyHostToDevice,
+                                 stream_), "copy map"));
+    HB_TRY(check(cudaStreamSynchronize(stream_), "copy map"));
+    map_key_ = map.matrix.data.data();
+  }
+  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
+  HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), d_center, matrix_.as<double>(),
+                                      {count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>()},
+                                      workspace_.as<void>(), workspace_.bytes(), stream_),
+               "convert and centre"));
+  // Row-major Z[p x m] = X[p x nb] M[nb x m] is column-major Zᵀ = Mᵀ Xᵀ.
+  HB_TRY(check(product_.reserve(static_cast<std::size_t>(pixels * outputs) * (sizeof(double) + sizeof(float))),
+               "product buffer"));
+  double* z = product_.as<double>();
+  float* z32 = reinterpret_cast<float*>(z + pixels * outputs);
+  const double one = 1.0, zero = 0.0;
+  HB_TRY(check(cublasSetStream(cublas_, stream_), "cuBLAS stream"));
+  HB_TRY(check(cublasDgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(outputs), static_cast<int>(pixels),
+                           krules.nb, &one, d_matrix, static_cast<int>(outputs), matrix_.as<double>(), krules.nb,
+                           &zero, z, static_cast<int>(outputs)),
+               "DGEMM"));
+  const std::uint8_t* valid_core = valid_.as<std::uint8_t>() + view.core_offset();
+  finish_transform<<<1024, 256, 0, stream_>>>(z, d_offset, valid_core, pixels, static_cast<int>(outputs), map.fill,
+                                              z32);
+  HB_TRY(check(cudaGetLastError(), "finish transform"));
+  HB_TRY(check(cudaMemcpyAsync(out.data(), z32, out.size_bytes(), cudaMemcpyDeviceToHost, stream_), "copy result"));
+  return check(cudaStreamSynchronize(stream_), "transform");
+}
+
+}  // namespace hb::cuda
