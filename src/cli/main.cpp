@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   std::vector<hb::cli::Registered> commands{
       hb::cli::register_info(app), hb::cli::register_ingest(app), hb::cli::register_export(app),
       hb::cli::register_synth(app)};
+  commands.push_back(hb::cli::register_knn(app));
   // Global flags are accepted after the subcommand too.
   for (auto& command : commands) command.app->fallthrough();
 
