@@ -30,9 +30,12 @@ float reported_distance(Metric metric, float ranking_distance);
 void row_norms(Metric metric, const float* rows, std::int64_t count, std::int64_t dims, float* norms);
 
 // out[q * nt + t] = distance(query q, training row t) for row-major [nq, dims] queries
-// and [nt, dims] training rows. Squared Euclidean distances are clamped at 0 (rounding
-// in the expansion can make them slightly negative); cosine distances to [0, 2], and a
-// zero vector is at distance 1 from everything (scikit-learn's convention).
+// and [nt, dims] training rows. A squared Euclidean distance that the expansion puts
+// within its own rounding error of zero (below 2 * dims * FLT_EPSILON * (|q|^2 + |t|^2))
+// is recomputed directly as sum((q - t)^2) in FP64: duplicates come out exactly 0
+// (scikit-learn's zero-distance vote depends on it) and never negative. Cosine
+// distances are clamped to [0, 2], and a zero vector is at distance 1 from everything
+// (scikit-learn's convention).
 Status distance_block(Metric metric, const float* queries, const float* query_norms, std::int64_t nq,
                       const float* train, const float* train_norms, std::int64_t nt, std::int64_t dims,
                       float* out);

@@ -11,8 +11,10 @@
 //    chunk (same first_index, same contents) is passed for every query block of a run,
 //    so a backend may upload each chunk once and cache it by first_index.
 //  * Distances: Metric::euclidean ranks by squared Euclidean distance (|q|^2 + |t|^2 -
-//    2 q.t with one GEMM, clamped at 0); Metric::cosine by 1 - q.t/(|q||t|), clamped to
-//    [0, 2], with a zero vector at distance 1 (see distance.hpp).
+//    2 q.t with one GEMM); values below 2 * dims * FLT_EPSILON * (|q|^2 + |t|^2) are
+//    recomputed directly in FP64 so that duplicates are exactly 0 (do the same in the
+//    kernel that adds the norms). Metric::cosine: 1 - q.t/(|q||t|), clamped to [0, 2],
+//    a zero vector at distance 1. distance.hpp has the reference implementation.
 //  * Ordering: a candidate is (distance, global index); smaller distance first, equal
 //    distances to the lower index. `running` must end up holding, per query, the k
 //    lexicographically smallest pairs among its previous content and the chunk's

@@ -149,6 +149,37 @@ TEST(KnnSearch, TiesGoToTheLowerTrainingIndex) {
       }
 }
 
+// Real-valued duplicates: the GEMM expansion alone leaves rounding noise where the
+// distance is zero; it must come out exactly 0 so that ties and zero-distance votes work.
+TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
+  constexpr std::int64_t kGroups = 16;
+  auto train = test::random_radiances(300, kDims, 8);
+  for (std::size_t i = 0; i < train.size(); ++i) train[i] += 1500.0f * static_cast<float>(i / kDims % 4);  // far clusters
+  for (std::int64_t g = 0; g < kGroups; ++g)  // rows 20+g, 100+g and 200+g are equal
+    for (const std::int64_t copy : {100 + g, 200 + g})
+      std::copy_n(train.begin() + (20 + g) * kDims, kDims, train.begin() + copy * kDims);
+  auto source = memory_training_source(train, kDims, "dups");
+  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
+  ASSERT_TRUE(prepared.ok());
+  std::vector<float> queries(train.begin() + 20 * kDims, train.begin() + (20 + kGroups) * kDims);
+  prepared->prepare_queries(queries.data(), kGroups);
+  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
+    auto search = make_cpu_knn_search({Metric::euclidean, method, std::int64_t{1} << 20});
+    TopK running(kGroups, 4);
+    for (std::int64_t c = prepared->chunk_count(); c-- > 0;) {
+      ASSERT_TRUE(search->search(queries.data(), kGroups, *prepared->chunk(c), running).ok());
+    }
+    for (std::int64_t g = 0; g < kGroups; ++g) {
+      const std::vector<std::int64_t> want{20 + g, 100 + g, 200 + g};
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_EQ(running.indices(g)[j], want[static_cast<std::size_t>(j)]) << select_method_name(method) << " group " << g;
+        EXPECT_EQ(running.distances(g)[j], 0.0f) << select_method_name(method) << " group " << g;
+      }
+      EXPECT_GT(running.distances(g)[3], 0.0f);
+    }
+  }
+}
+
 // Radiance-like data centred on the training mean (PreparedTraining): distances match
 // float64 within FP32 rounding, and each returned neighbour is truly at the rank's distance.
 TEST(KnnSearch, CentredRadiancesMatchFloat64WithinRounding) {
