@@ -10,6 +10,7 @@ Then: the same run as HDF5 output, a saved training file used with --train, and 
 """
 import json
 import os
+import subprocess
 
 import numpy as np
 
@@ -29,6 +30,10 @@ try:
     from sklearn.neighbors import KNeighborsClassifier
 except ImportError as e:
     hbtest.skip(f"oracle missing: {e} (apt-get install python3-sklearn python3-spectral python3-h5py)")
+
+probe = subprocess.run([args.cli, "--quiet", "info", SCENE], capture_output=True, text=True)
+if probe.returncode != 0 and "not implemented" in probe.stderr:
+    hbtest.skip("this build cannot read ENVI scenes yet (io/envi_* not merged)")
 
 checks = hbtest.Checks()
 MIN_AGREEMENT = 0.999
@@ -101,11 +106,15 @@ def check_case(tmp, name, k, split_args, weights="uniform", metric="euclidean"):
     print(f"{name}: k={k} {metric} {weights}: {len(differ)} of {len(got)} labels differ {kinds}")
     checks.true(agreement >= MIN_AGREEMENT, f"{name}: label agreement {agreement:.5f} < {MIN_AGREEMENT}")
 
-    # Vote shares: sklearn's predict_proba of the winning class, where labels agree.
+    # Vote shares: sklearn's predict_proba of the winner. Uniform shares are multiples of
+    # 1/k; distance weights carry FP32 distance rounding (~1e-7 of the squared norms),
+    # which may also swap a near-tied k-th neighbour: allow that on 0.1% of pixels.
     confidence = load_envi(os.path.join(tmp, f"{name}_confidence.hdr")).reshape(-1)
     share = sk.predict_proba(X).max(axis=1)
-    same = got == want
-    checks.true(np.allclose(confidence[same], share[same], atol=1e-5), f"{name}: confidence = sklearn's vote share")
+    tolerance = 1e-6 if weights == "uniform" else 1e-3
+    off = int((np.abs(confidence - share) > tolerance).sum())
+    print(f"{name}: {off} vote shares differ from sklearn's by more than {tolerance}")
+    checks.true(off <= (1.0 - MIN_AGREEMENT) * len(share), f"{name}: confidence = sklearn's vote share")
 
     # The report against sklearn.metrics on the evaluation pixels.
     with open(report + ".json") as f:
@@ -136,17 +145,25 @@ def summary_without_files(summary):
 
 
 def check_neighbors(tmp, sk, train, k):
-    """--neighbors: indices are training rows in split order, distances Euclidean."""
+    """--neighbors: indices are training rows in split order, distances Euclidean.
+
+    Distances come from the FP32 expansion |q|^2 + |t|^2 - 2 q.t on data centred on the
+    training mean, so squared distances carry ~1e-7 of the centred squared norms."""
     out = os.path.join(tmp, "nb.hdr")
     hbtest.run(args.cli, "knn", SCENE, "--truth", TRUTH, "-k", k, "-o", out, "--seed", 7, "--train-per-class", 60,
                "--neighbors")
     index = load_envi(os.path.join(tmp, "nb_neighbors_index.hdr")).reshape(-1, k).astype(np.int64)
     dist = load_envi(os.path.join(tmp, "nb_neighbors_distance.hdr")).reshape(-1, k).astype(np.float64)
+    mean = X[train].mean(axis=0)
+    norms = ((X - mean) ** 2).sum(1)
+    bound = 1e-6 * (norms[:, None] + norms[train][index])
+    exact = ((X[train][index] - X[:, None, :]) ** 2).sum(2)
+    checks.true(bool((np.abs(dist ** 2 - exact) <= bound).all()), "neighbour distances belong to their indices")
     want_d, _ = sk.kneighbors(X)
-    checks.true(np.allclose(dist, want_d, rtol=1e-3, atol=1e-2), "neighbour distances = sklearn's kneighbors")
-    exact = np.sqrt(((X[train][index] - X[:, None, :]) ** 2).sum(2))
-    checks.true(np.allclose(dist, exact, rtol=1e-3, atol=1e-2), "neighbour distances belong to their indices")
-    checks.true(bool((np.diff(dist, axis=1) >= -1e-3 * dist[:, 1:]).all()), "neighbours ascend by distance")
+    checks.true(bool((np.abs(dist ** 2 - want_d ** 2) <= 2 * bound).all()), "neighbour distances = sklearn's kneighbors")
+    checks.true(bool((np.diff(dist, axis=1) >= 0).all()), "neighbours ascend by distance")
+    checks.true(bool((dist[train, 0] == 0).all() and (index[train, 0] == np.arange(len(train))).all()),
+                "a training pixel is its own nearest neighbour at distance exactly 0")
 
 
 def check_hdf5_and_training_file(tmp, envi_map):
