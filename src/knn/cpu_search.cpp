@@ -11,10 +11,10 @@
 namespace hb::knn {
 namespace {
 
-// kmin costs k passes over the row; beyond this k it cannot beat bitonic or fast on a
-// CPU (measured: k = 128 on 8192-row chunks is already ~30x slower than fast), so the
-// probe does not spend time on it.
-constexpr int kProbeKminMaxK = 128;
+// kmin costs k passes over the row; above this k it cannot beat bitonic (measured on
+// 8192-row chunks: they cross near k = 40, as GS_KNN found at k = 46), so the probe
+// does not spend time on it. Numbers in src/knn/README.md.
+constexpr int kProbeKminMaxK = 64;
 constexpr std::int64_t kProbeRows = 8;
 
 class CpuKnnSearch final : public KnnSearch {
