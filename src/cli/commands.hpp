@@ -24,6 +24,7 @@ Registered register_export(CLI::App& root);
 Registered register_synth(CLI::App& root);
 Registered register_mnf(CLI::App& root);
 Registered register_pca(CLI::App& root);
+Registered register_knn(CLI::App& root);
 
 // Exit codes beyond hb::ErrorKind: 0 success, 2 usage (CLI11 parse errors too).
 constexpr int kExitSuccess = 0;

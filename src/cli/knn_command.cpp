@@ -1,0 +1,109 @@
+// hyperbatch knn: classify a scene by its k nearest labelled spectra.
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "src/cli/commands.hpp"
+#include "src/cli/progress.hpp"
+#include "src/knn/run.hpp"
+
+namespace hb::cli {
+namespace {
+
+struct KnnCliOptions {
+  knn::KnnJob job;
+  std::optional<double> fraction;
+  std::optional<std::int64_t> per_class;
+  std::string metric = "euclidean";
+  std::string select = "auto";
+  std::string weights = "uniform";
+  std::string features = "bands";
+  std::string backend = "auto";
+  bool json = false;
+};
+
+Status to_job(KnnCliOptions& o) {
+  auto& job = o.job;
+  job.split.fraction = o.fraction;
+  job.split.per_class = o.per_class;
+  if (!job.truth.empty() && job.train_file.empty() && !o.fraction && !o.per_class)
+    return Error{ErrorKind::usage, {}, "--train-fraction", "with --truth, give --train-fraction or --train-per-class"};
+  job.classify.metric = *knn::metric_from_name(o.metric);
+  job.classify.select = *knn::select_method_from_name(o.select);
+  job.classify.weights = *knn::weights_from_name(o.weights);
+  job.classify.backend = *backend_kind_from_name(o.backend);
+  auto features = knn::parse_feature_spec(o.features);
+  if (!features) return features.error();
+  job.features = *features;
+  return {};
+}
+
+void print_summary(const knn::KnnJobResult& r, bool json) {
+  if (json) {
+    auto j = knn::report_json(r.report);
+    if (r.report_paths) j["report_files"] = {r.report_paths->json, r.report_paths->markdown};
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  for (const auto& path : r.report.outputs) fmt::print("wrote   {}\n", path);
+  if (r.report_paths) fmt::print("report  {}\n        {}\n", r.report_paths->json, r.report_paths->markdown);
+  fmt::print("select  {} ({} backend), {} pixels classified, {} ignored\n",
+             knn::select_method_name(r.report.stats.select), r.report.stats.backend, r.report.stats.classified,
+             r.report.stats.ignored);
+  if (r.report.matrix) {
+    const auto s = knn::summarize(*r.report.matrix);
+    fmt::print("overall accuracy {:.2f} %, kappa {:.4f} on {} evaluation pixels\n", 100.0 * s.overall, s.kappa,
+               s.total);
+  }
+}
+
+}  // namespace
+
+Registered register_knn(CLI::App& root) {
+  auto o = std::make_shared<KnnCliOptions>();
+  auto& job = o->job;
+  auto* app = root.add_subcommand("knn", "Classify a scene with k nearest neighbours of labelled spectra");
+  app->add_option("scene", job.scene, "Scene to classify (ENVI or HDF5 cube)")->required();
+  auto* truth = app->add_option("--truth", job.truth, "Class raster aligned with the scene (0 = unlabelled)");
+  auto* train = app->add_option("--train", job.train_file, "HDF5 training file (/train/features, /train/labels)");
+  truth->check(CLI::ExistingFile);
+  train->check(CLI::ExistingFile);
+  app->add_option("-k", job.classify.k, "Neighbours that vote")->required()->check(CLI::Range(1, 1 << 20));
+  app->add_option("-o,--output", job.output, "Class map to write (ENVI header or .h5)")->required();
+  auto* fraction = app->add_option("--train-fraction", o->fraction, "Fraction of each class used for training")
+                       ->check(CLI::Range(0.0, 1.0));
+  auto* per_class = app->add_option("--train-per-class", o->per_class, "Training pixels per class")
+                        ->check(CLI::PositiveNumber);
+  fraction->excludes(per_class);
+  fraction->excludes(train);
+  per_class->excludes(train);
+  app->add_option("--seed", job.split.seed, "Seed of the stratified draw");
+  app->add_option("--metric", o->metric, "Distance")->check(CLI::IsMember({"euclidean", "cosine"}));
+  app->add_option("--select", o->select, "k-selection method")->check(CLI::IsMember({"auto", "kmin", "bitonic", "fast"}));
+  app->add_option("--weights", o->weights, "Vote weights")->check(CLI::IsMember({"uniform", "distance"}));
+  app->add_option("--features", o->features, "Features: bands (bad bands dropped) or mnf:N");
+  app->add_option("--tile-rows", job.classify.tile_rows, "Scene rows per tile (0 = from a memory budget)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--backend", o->backend, "Where the search runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app->add_flag("--neighbors", job.classify.neighbors, "Also write each pixel's neighbour indices and distances");
+  app->add_option("--report", job.report, "Accuracy report base name (writes .json and .md)");
+  app->add_option("--export-split", job.export_split, "Write the training/evaluation pixel split as JSON");
+  app->add_option("--save-training", job.save_training, "Write the drawn training rows as an HDF5 training file");
+  app->add_flag("--json", o->json, "Print the run summary as JSON");
+  return {app, [o]() -> Status {
+            HB_TRY(to_job(*o));
+            ProgressReporter progress("knn", "rows", true);
+            auto result = knn::run_knn_job(o->job, [&](std::int64_t done, std::int64_t total) {
+              progress.update(done, total);
+            });
+            if (!result) return result.error();
+            progress.finish();
+            print_summary(*result, o->json);
+            return {};
+          }};
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,113 @@
+#include "src/knn/classify.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "src/knn/scene_pass.hpp"
+
+namespace hb::knn {
+namespace {
+
+// Per-tile outputs, sized for the tile's pixels.
+struct TileOutputs {
+  std::vector<std::uint16_t> labels;
+  std::vector<float> confidence;
+  std::vector<std::int64_t> neighbor_index;
+  std::vector<float> neighbor_distance;
+
+  void reset(std::int64_t pixels, int k, bool neighbors) {
+    labels.assign(static_cast<std::size_t>(pixels), 0);
+    confidence.assign(static_cast<std::size_t>(pixels), 0.0f);
+    const auto slots = neighbors ? static_cast<std::size_t>(pixels * k) : 0;
+    neighbor_index.assign(slots, -1);
+    neighbor_distance.assign(slots, std::numeric_limits<float>::quiet_NaN());
+  }
+};
+
+}  // namespace
+
+std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
+                                  std::int64_t memory_bytes) {
+  const std::int64_t per_pixel = info.bytes_per_pixel() + 4 * info.shape.bands + 8 * dims + 1 +
+                                 12 * std::int64_t{k} + 6 + (neighbors ? 24 * std::int64_t{k} : 0);
+  const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
+  return std::clamp<std::int64_t>(memory_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
+}
+
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
+                                     const TrainingSet& training, const PreparedTraining& prepared,
+                                     const ClassifyOptions& options, const RowSink& sink,
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.k < 1) return Error{ErrorKind::usage, {}, "-k", "k must be at least 1"};
+  if (options.k > prepared.count())
+    return Error{ErrorKind::usage, {}, "-k",
+                 fmt::format("k = {} but the training set has only {} rows", options.k, prepared.count())};
+  if (prepared.dims() != selection.dims())
+    return Error{ErrorKind::internal, {}, "features", "training and scene feature counts differ"};
+
+  auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
+  if (!search) return search.error();
+  auto converter = make_backend(BackendKind::cpu);  // follows the search once a CUDA search exists
+  if (!converter) return converter.error();
+
+  ClassifyStats stats;
+  stats.backend = std::string((*search)->backend_name());
+  stats.tile_rows = options.tile_rows > 0
+                        ? options.tile_rows
+                        : tile_rows_for_budget(scene.info(), selection.dims(), options.k, options.neighbors,
+                                               options.memory_bytes);
+  Voter voter(training.labels, training.class_count(), options.metric, options.weights);
+  TopK running(0, options.k);
+  TileOutputs out;
+  std::vector<float> queries;
+  std::vector<std::int64_t> query_pixel;  // tile-local pixel of each query
+  const std::int64_t dims = selection.dims();
+  const int k = options.k;
+
+  const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, **converter, [&](FeatureTile& t) -> Status {
+    queries.clear();
+    query_pixel.clear();
+    for (std::int64_t p = 0; p < t.pixels; ++p) {
+      if (!t.valid[static_cast<std::size_t>(p)]) continue;
+      query_pixel.push_back(p);
+      queries.insert(queries.end(), t.features.begin() + p * dims, t.features.begin() + (p + 1) * dims);
+    }
+    const auto nq = static_cast<std::int64_t>(query_pixel.size());
+    prepared.prepare_queries(queries.data(), nq);
+    running.resize(nq);
+    for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
+      auto chunk = prepared.chunk(c);
+      if (!chunk) return chunk.error();
+      HB_TRY((*search)->search(queries.data(), nq, *chunk, running));
+    }
+    out.reset(t.pixels, k, options.neighbors);
+    for (std::int64_t q = 0; q < nq; ++q) {
+      const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
+      const VoteResult v = voter.vote(running.distances(q), running.indices(q), k);
+      out.labels[p] = v.label;
+      out.confidence[p] = v.confidence;
+      if (!options.neighbors) continue;
+      for (int j = 0; j < k; ++j) {
+        out.neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(q)[j];
+        out.neighbor_distance[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] =
+            reported_distance(options.metric, running.distances(q)[j]);
+      }
+    }
+    stats.classified += nq;
+    stats.ignored += t.pixels - nq;
+    HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance}));
+    if (progress) progress(t.rows.end, scene.info().shape.lines);
+    return {};
+  });
+  if (!status) return status.error();
+  stats.select = (*search)->select_method();
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace hb::knn

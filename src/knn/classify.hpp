@@ -1,0 +1,59 @@
+// Classification of a whole scene, tile by tile: features -> KnnSearch over every
+// training chunk (running top-k) -> vote -> rows handed to a sink. Works on any
+// io::Cube, so tests drive it with in-memory scenes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "io/cube.hpp"
+#include "src/backend/backend.hpp"
+#include "src/knn/search.hpp"
+#include "src/knn/training.hpp"
+#include "src/knn/vote.hpp"
+
+namespace hb::knn {
+
+struct ClassifyOptions {
+  int k = 5;
+  Metric metric = Metric::euclidean;
+  Weights weights = Weights::uniform;
+  SelectMethod select = SelectMethod::automatic;
+  BackendKind backend = BackendKind::automatic;
+  std::int64_t tile_rows = 0;                          // 0 = from memory_bytes
+  std::int64_t memory_bytes = std::int64_t{512} << 20;  // per tile: samples, features, lists, outputs
+  bool neighbors = false;
+};
+
+// One tile's results for pixels of scene rows `rows`, in raster order. Ignored pixels
+// have label 0, confidence 0, neighbour index -1 and distance NaN.
+struct ClassifiedRows {
+  io::RowRange rows;
+  std::span<const std::uint16_t> labels;
+  std::span<const float> confidence;
+  std::span<const std::int64_t> neighbor_index;  // [pixels, k] when options.neighbors
+  std::span<const float> neighbor_distance;      // metric distance (Euclidean, not squared)
+};
+
+using RowSink = std::function<Status(const ClassifiedRows&)>;
+
+struct ClassifyStats {
+  std::int64_t classified = 0;
+  std::int64_t ignored = 0;
+  std::int64_t tile_rows = 0;
+  SelectMethod select = SelectMethod::automatic;  // what was used
+  std::string backend;
+  double seconds = 0.0;
+};
+
+// Scene rows per tile for a memory budget (at least one row).
+std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
+                                  std::int64_t memory_bytes);
+
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
+                                     const TrainingSet& training, const PreparedTraining& prepared,
+                                     const ClassifyOptions& options, const RowSink& sink,
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+}  // namespace hb::knn

@@ -1,0 +1,43 @@
+// What the classifier compares: a pixel's feature vector. `bands` = the scene's bands
+// minus the bad bands (bbl); `mnf:N` = the first N MNF components (provided by the MNF
+// module, src/mnf). A pixel is ignored (class 0 in every output) when any used band is
+// non-finite or equals the scene's data ignore value, the same rule as the MNF statistics.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "io/metadata.hpp"
+
+namespace hb::knn {
+
+struct FeatureSpec {
+  enum class Kind { bands, mnf };
+  Kind kind = Kind::bands;
+  int components = 0;  // mnf only
+};
+
+Result<FeatureSpec> parse_feature_spec(const std::string& text);  // "bands" | "mnf:N"
+std::string feature_spec_name(const FeatureSpec& spec);
+
+// The scene bands used as features, and their wavelengths (empty when unknown).
+struct BandSelection {
+  std::vector<std::int64_t> bands;
+  std::vector<double> wavelength;
+  std::string wavelength_units;
+  std::int64_t scene_bands = 0;
+  std::int64_t dims() const { return static_cast<std::int64_t>(bands.size()); }
+};
+
+BandSelection select_good_bands(const io::CubeInfo& info);
+
+// From `pixels` x scene_bands float32 samples (a converted tile) to features
+// [pixels, dims] and a validity flag per pixel (1 = usable). Ignored pixels get zero
+// features so that nothing downstream sees NaN.
+void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
+                      std::optional<double> ignore_value, float* features, std::uint8_t* valid);
+
+}  // namespace hb::knn

@@ -1,0 +1,50 @@
+// The files `knn` writes, through io::create_cube so that every format the project
+// reads is also written:
+//   ENVI  OUT(.hdr)               class map, uint16, ENVI Classification (names, colours)
+//         OUT_confidence          float32, the winner's share of the vote
+//         OUT_neighbors_index     int64, k bands: training indices (-1 where ignored)
+//         OUT_neighbors_distance  float32, k bands: metric distances (NaN where ignored)
+//   HDF5  OUT.h5 with /cube (class map), /confidence, /neighbors/index, /neighbors/distance
+//         (each product is written as its own cube beside OUT, then copied into the
+//         class-map file with H5Ocopy before that file is renamed into place).
+// Nothing appears under a final name until commit().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/cube.hpp"
+#include "src/knn/classify.hpp"
+#include "src/knn/training.hpp"
+
+namespace hb::knn {
+
+// NAME.hdr -> NAME_suffix.hdr, NAME.img -> NAME_suffix.img, NAME -> NAME_suffix, NAME.h5 -> NAME_suffix.h5.
+std::string sibling_path(const std::string& path, const std::string& suffix);
+
+// Class names and colours for `count` classes: the given ones, completed with
+// "Unclassified" / "Class N" and a fixed palette (black for class 0).
+ClassTable complete_class_table(const ClassTable& given, int count);
+
+struct OutputRequest {
+  std::string path;          // OUT
+  const io::CubeInfo* scene = nullptr;
+  std::string scene_path;
+  ClassTable classes;        // complete (see complete_class_table)
+  int k = 1;
+  bool neighbors = false;
+  std::string description;   // what produced the map, for the header
+};
+
+class KnnOutputs {
+ public:
+  virtual ~KnnOutputs() = default;
+  virtual Status write(const ClassifiedRows& rows) = 0;
+  virtual Status commit() = 0;
+  virtual std::vector<std::string> paths() const = 0;  // final names
+};
+
+Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request);
+
+}  // namespace hb::knn

@@ -1,0 +1,45 @@
+// `hyperbatch knn` as a function: files in, files out. The CLI parses options into a
+// KnnJob; everything else happens here so that it can be tested without a shell.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "io/cube.hpp"
+#include "src/knn/classify.hpp"
+#include "src/knn/features.hpp"
+#include "src/knn/report.hpp"
+#include "src/knn/sampling.hpp"
+
+namespace hb::knn {
+
+struct KnnJob {
+  std::string scene;
+  std::string truth;          // class raster aligned with the scene (0 = unlabelled)
+  std::string train_file;     // HDF5 training file; with --truth, the raster only evaluates
+  std::string output;
+  std::string report;         // "" = OUT_report.{json,md} when there are evaluation pixels
+  std::string export_split;   // JSON with the training and evaluation pixels
+  std::string save_training;  // HDF5 training file of the drawn training rows
+  SplitOptions split;
+  FeatureSpec features;
+  ClassifyOptions classify;
+  std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
+  std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source
+};
+
+struct KnnJobResult {
+  RunReport report;
+  std::optional<ReportPaths> report_paths;
+};
+
+using ProgressFn = std::function<void(std::int64_t, std::int64_t)>;
+
+Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress = {});
+
+// The truth raster as class ids, checked against the scene's shape.
+Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape);
+
+}  // namespace hb::knn

@@ -1,0 +1,68 @@
+#include "src/knn/sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace hb::knn {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool usable(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid, std::size_t p) {
+  return truth[p] != 0 && (valid.empty() || valid[p] != 0);
+}
+
+std::int64_t training_count(std::int64_t class_pixels, const SplitOptions& options) {
+  if (options.per_class) return std::min(*options.per_class, class_pixels);
+  const auto n = static_cast<std::int64_t>(std::llround(*options.fraction * static_cast<double>(class_pixels)));
+  return std::clamp<std::int64_t>(n, 1, class_pixels);
+}
+
+}  // namespace
+
+std::uint64_t pixel_rank(std::uint64_t seed, std::int64_t pixel) {
+  return splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(pixel));
+}
+
+Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
+                               const SplitOptions& options) {
+  if (options.fraction.has_value() == options.per_class.has_value())
+    return Error{ErrorKind::usage, {}, "--train-fraction", "give exactly one of --train-fraction and --train-per-class"};
+  if (options.fraction && !(*options.fraction > 0.0 && *options.fraction <= 1.0))
+    return Error{ErrorKind::usage, {}, "--train-fraction", "must be in (0, 1]"};
+  if (options.per_class && *options.per_class < 1)
+    return Error{ErrorKind::usage, {}, "--train-per-class", "must be at least 1"};
+
+  // Per class: (rank, pixel) pairs; ordering by pixel too makes hash collisions harmless.
+  std::map<std::uint16_t, std::vector<std::pair<std::uint64_t, std::int64_t>>> by_class;
+  for (std::size_t p = 0; p < truth.size(); ++p)
+    if (usable(truth, valid, p))
+      by_class[truth[p]].emplace_back(pixel_rank(options.seed, static_cast<std::int64_t>(p)),
+                                      static_cast<std::int64_t>(p));
+  Split split;
+  for (auto& [label, members] : by_class) {
+    const std::int64_t n = training_count(static_cast<std::int64_t>(members.size()), options);
+    std::sort(members.begin(), members.end());
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(members.size()); ++i)
+      (i < n ? split.train : split.eval).push_back(members[static_cast<std::size_t>(i)].second);
+  }
+  std::sort(split.train.begin(), split.train.end());
+  std::sort(split.eval.begin(), split.eval.end());
+  return split;
+}
+
+std::vector<std::int64_t> labelled_pixels(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid) {
+  std::vector<std::int64_t> pixels;
+  for (std::size_t p = 0; p < truth.size(); ++p)
+    if (usable(truth, valid, p)) pixels.push_back(static_cast<std::int64_t>(p));
+  return pixels;
+}
+
+}  // namespace hb::knn

@@ -1,0 +1,70 @@
+// The backend seam of the KNN classifier: distances + k-selection for a block of
+// queries against one chunk of training rows, folded into running top-k lists.
+//
+// For the CUDA engineer (implement KnnSearch in src/knn/cuda_search.{hpp,cu} and
+// return it from make_knn_search for BackendKind::cuda):
+//  * Inputs are host pointers to FP32 row-major data that the orchestration has
+//    already prepared: raw tiles converted (Backend::convert_to_f32), bad bands
+//    dropped, ignored pixels removed, and, for Euclidean, both sides centred on the
+//    training mean. Nothing about files, interleaves or data types reaches the seam.
+//  * `chunk.first_index` is the global training index of the chunk's row 0. The same
+//    chunk (same first_index, same contents) is passed for every query block of a run,
+//    so a backend may upload each chunk once and cache it by first_index.
+//  * Distances: Metric::euclidean ranks by squared Euclidean distance (|q|^2 + |t|^2 -
+//    2 q.t with one GEMM); values below 2 * dims * FLT_EPSILON * (|q|^2 + |t|^2) are
+//    recomputed directly in FP64 so that duplicates are exactly 0 (do the same in the
+//    kernel that adds the norms). Metric::cosine: 1 - q.t/(|q||t|), clamped to [0, 2],
+//    a zero vector at distance 1. distance.hpp has the reference implementation.
+//  * Ordering: a candidate is (distance, global index); smaller distance first, equal
+//    distances to the lower index. `running` must end up holding, per query, the k
+//    lexicographically smallest pairs among its previous content and the chunk's
+//    rows, ascending; unfilled slots stay (kNoDistance, kNoIndex). Tests compare every
+//    backend and method against a float64 brute force and against each other.
+//  * Selection: SelectMethod::kmin / bitonic / fast as in select.hpp; automatic lets
+//    the backend choose (GS_KNN: time kmin against bitonic on a sample row and keep the
+//    faster); select_method() then reports the choice. k may be up to 4096 or more.
+//  * Errors are values (Status): out of device memory is ErrorKind::resource.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "io/error.hpp"
+#include "src/backend/backend.hpp"
+#include "src/knn/distance.hpp"
+#include "src/knn/select.hpp"
+#include "src/knn/topk.hpp"
+
+namespace hb::knn {
+
+struct TrainingChunk {
+  const float* features = nullptr;  // [count, dims] row-major, prepared like the queries
+  std::int64_t count = 0;
+  std::int64_t dims = 0;
+  std::int64_t first_index = 0;     // global training index of row 0
+};
+
+struct SearchOptions {
+  Metric metric = Metric::euclidean;
+  SelectMethod select = SelectMethod::automatic;
+  std::int64_t scratch_bytes = std::int64_t{64} << 20;  // distance block budget
+};
+
+class KnnSearch {
+ public:
+  virtual ~KnnSearch() = default;
+  virtual std::string_view backend_name() const = 0;  // "cpu" or "cuda"
+  // The method in use; for automatic, what the probe chose (automatic before the first search).
+  virtual SelectMethod select_method() const = 0;
+  // queries: [nq, chunk.dims] row-major; running: nq lists of running.k() pairs.
+  virtual Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) = 0;
+};
+
+std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);
+
+// cpu: always. cuda: needs a CUDA KNN implementation and a GPU. automatic: cuda when
+// available, else cpu.
+Result<std::unique_ptr<KnnSearch>> make_knn_search(BackendKind kind, const SearchOptions& options);
+
+}  // namespace hb::knn

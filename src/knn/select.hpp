@@ -1,0 +1,48 @@
+// k-selection over one query's distance row for one training chunk: the three CPU
+// methods mirror what the CUDA backend does (GS_KNN: k rounds of a min-reduction
+// network for small k, a bitonic sort for larger k), plus a bounded heap. All of them
+// order candidates by (distance, index) so they return identical neighbours.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "src/knn/topk.hpp"
+
+namespace hb::knn {
+
+enum class SelectMethod { automatic, kmin, bitonic, fast };
+
+std::optional<SelectMethod> select_method_from_name(std::string_view name);  // auto|kmin|bitonic|fast
+std::string_view select_method_name(SelectMethod method);
+
+// Reusable buffers so that selection allocates once per search, not per row.
+struct SelectScratch {
+  std::vector<Neighbor> pairs;
+};
+
+// A row: distances of one query to training rows first_index .. first_index + n - 1.
+struct DistanceRow {
+  const float* distance = nullptr;
+  std::int64_t n = 0;
+  std::int64_t first_index = 0;
+};
+
+// kmin: k rounds; each round is a pairwise min-reduction (a comparator network of
+// depth ceil(log2 n)) whose winner is swapped to the end of the live range and
+// excluded from later rounds. O(k n) work: the small-k method.
+// Writes the min(k, n) closest pairs of the row, ascending, to `out`.
+void select_kmin(const DistanceRow& row, int k, SelectScratch& scratch, std::vector<Neighbor>& out);
+
+// bitonic: the row padded to a power of two with (kNoDistance, kNoIndex) and sorted
+// by a bitonic network; the first min(k, n) pairs are taken. O(n log^2 n), independent of k.
+void select_bitonic(const DistanceRow& row, int k, SelectScratch& scratch, std::vector<Neighbor>& out);
+
+// fast: a bounded max-heap of at most k pairs, seeded with nothing and filtered by
+// `bound` (the running k-th neighbour: a pair must be closer than it to matter).
+// O(n + m log k) for m pairs that pass the bound. Memory: k pairs beyond the row.
+void select_fast(const DistanceRow& row, int k, Neighbor bound, SelectScratch& scratch, std::vector<Neighbor>& out);
+
+}  // namespace hb::knn

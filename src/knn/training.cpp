@@ -1,0 +1,116 @@
+#include "src/knn/training.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/core.h>
+
+namespace hb::knn {
+namespace {
+
+class MemoryTrainingSource final : public TrainingSource {
+ public:
+  MemoryTrainingSource(std::vector<float> features, std::int64_t dims, std::string name)
+      : features_(std::move(features)), dims_(dims), name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  std::int64_t count() const override { return dims_ > 0 ? static_cast<std::int64_t>(features_.size()) / dims_ : 0; }
+  std::int64_t dims() const override { return dims_; }
+  Status read(std::int64_t first, std::int64_t rows, float* out) const override {
+    std::copy_n(features_.begin() + first * dims_, rows * dims_, out);
+    return {};
+  }
+
+ private:
+  std::vector<float> features_;
+  std::int64_t dims_;
+  std::string name_;
+};
+
+void shift_rows(float* rows, std::int64_t count, const std::vector<double>& shift) {
+  const auto dims = static_cast<std::int64_t>(shift.size());
+  for (std::int64_t r = 0; r < count; ++r)
+    for (std::int64_t b = 0; b < dims; ++b) {
+      float& x = rows[r * dims + b];
+      x = static_cast<float>(static_cast<double>(x) - shift[static_cast<std::size_t>(b)]);
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<TrainingSource> memory_training_source(std::vector<float> features, std::int64_t dims,
+                                                       std::string name) {
+  return std::make_unique<MemoryTrainingSource>(std::move(features), dims, std::move(name));
+}
+
+int TrainingSet::class_count() const {
+  int count = static_cast<int>(classes.names.size());
+  for (const auto label : labels) count = std::max(count, static_cast<int>(label) + 1);
+  return count;
+}
+
+Status check_compatible(const TrainingSet& training, const BandSelection& scene_features, const std::string& scene) {
+  const auto& name = training.features->name();
+  if (training.features->dims() != scene_features.dims())
+    return bad_input(name, "features",
+                     fmt::format("{} features per training row, but the scene {} has {} usable bands",
+                                 training.features->dims(), scene, scene_features.dims()));
+  if (training.wavelength.empty() || scene_features.wavelength.empty()) return {};
+  for (std::size_t b = 0; b < training.wavelength.size(); ++b) {
+    const double a = training.wavelength[b];
+    const double s = scene_features.wavelength[b];
+    if (std::abs(a - s) > 1e-6 * std::max({1.0, std::abs(a), std::abs(s)}))
+      return bad_input(name, "wavelength",
+                       fmt::format("feature {} is at {} but the scene {} has {} there", b, a, scene, s));
+  }
+  return {};
+}
+
+Result<PreparedTraining> PreparedTraining::prepare(const TrainingSource& source, Metric metric,
+                                                   std::int64_t chunk_rows, std::int64_t cache_bytes) {
+  PreparedTraining t;
+  t.source_ = &source;
+  t.count_ = source.count();
+  t.dims_ = source.dims();
+  t.chunk_rows_ = std::max<std::int64_t>(1, std::min(chunk_rows, std::max<std::int64_t>(t.count_, 1)));
+  t.cached_ = t.count_ * t.dims_ * 4 <= cache_bytes;
+  t.shift_.assign(static_cast<std::size_t>(t.dims_), 0.0);
+  if (t.count_ == 0) return t;
+
+  // Training mean in FP64, one streaming pass (the cached case reads everything once).
+  std::vector<float> buffer(static_cast<std::size_t>(t.chunk_rows_ * t.dims_));
+  if (t.cached_) t.rows_.resize(static_cast<std::size_t>(t.count_ * t.dims_));
+  std::vector<double> sum(static_cast<std::size_t>(t.dims_), 0.0);
+  for (std::int64_t first = 0; first < t.count_; first += t.chunk_rows_) {
+    const std::int64_t rows = std::min(t.chunk_rows_, t.count_ - first);
+    float* out = t.cached_ ? t.rows_.data() + first * t.dims_ : buffer.data();
+    HB_TRY(source.read(first, rows, out));
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t b = 0; b < t.dims_; ++b) {
+        const float x = out[r * t.dims_ + b];
+        if (!std::isfinite(x))
+          return bad_input(source.name(), "features", fmt::format("row {} feature {} is not finite", first + r, b));
+        sum[static_cast<std::size_t>(b)] += x;
+      }
+  }
+  if (metric_is_shift_invariant(metric))
+    for (std::size_t b = 0; b < sum.size(); ++b) t.shift_[b] = sum[b] / static_cast<double>(t.count_);
+  if (t.cached_) shift_rows(t.rows_.data(), t.count_, t.shift_);
+  return t;
+}
+
+void PreparedTraining::prepare_queries(float* features, std::int64_t rows) const {
+  shift_rows(features, rows, shift_);
+}
+
+Result<TrainingChunk> PreparedTraining::chunk(std::int64_t i) const {
+  const std::int64_t first = i * chunk_rows_;
+  const std::int64_t rows = std::min(chunk_rows_, count_ - first);
+  if (cached_) return TrainingChunk{rows_.data() + first * dims_, rows, dims_, first};
+  rows_.resize(static_cast<std::size_t>(chunk_rows_ * dims_));
+  HB_TRY(source_->read(first, rows, rows_.data()));
+  shift_rows(rows_.data(), rows, shift_);
+  return TrainingChunk{rows_.data(), rows, dims_, first};
+}
+
+}  // namespace hb::knn

@@ -1,0 +1,250 @@
+#include "src/knn/training_file.hpp"
+
+#include <hdf5.h>
+
+#include <fmt/core.h>
+
+#include <array>
+#include <utility>
+
+#include "io/atomic_file.hpp"
+
+namespace hb::knn {
+namespace {
+
+// Owns one HDF5 identifier.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
+  Handle& operator=(Handle&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(close_, o.close_);
+    return *this;
+  }
+  ~Handle() {
+    if (id_ >= 0 && close_) close_(id_);
+  }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+// HDF5 prints its error stack by default; our errors are values, so keep it quiet.
+struct QuietHdf5 {
+  H5E_auto2_t func = nullptr;
+  void* data = nullptr;
+  QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func, &data);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
+  QuietHdf5(const QuietHdf5&) = delete;
+  QuietHdf5& operator=(const QuietHdf5&) = delete;
+};
+
+bool exists(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
+
+// The dataset's extent, or an error naming it.
+Result<std::vector<hsize_t>> extent(hid_t dataset, const std::string& file, const std::string& name) {
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  const int rank = space.ok() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (rank < 0) return bad_input(file, name, "cannot read the dataset's shape");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return dims;
+}
+
+Result<Handle> open_dataset(hid_t file, const std::string& path, const std::string& name) {
+  Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) return bad_input(path, name, "missing or unreadable dataset");
+  return d;
+}
+
+template <class T>
+Result<std::vector<T>> read_all(hid_t file, const std::string& path, const std::string& name, hid_t memory_type,
+                                H5T_class_t expected_class) {
+  auto d = open_dataset(file, path, name);
+  if (!d) return d.error();
+  Handle type(H5Dget_type(d->get()), H5Tclose);
+  if (H5Tget_class(type.get()) != expected_class)
+    return bad_input(path, name, expected_class == H5T_INTEGER ? "must hold integers" : "must hold floating-point numbers");
+  auto dims = extent(d->get(), path, name);
+  if (!dims) return dims.error();
+  hsize_t n = 1;
+  for (const auto x : *dims) n *= x;
+  std::vector<T> values(n);
+  if (n > 0 && H5Dread(d->get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    return bad_input(path, name, "cannot read the dataset");
+  return values;
+}
+
+Result<std::vector<std::string>> read_strings(hid_t file, const std::string& path, const std::string& name) {
+  auto d = open_dataset(file, path, name);
+  if (!d) return d.error();
+  Handle type(H5Dget_type(d->get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING) return bad_input(path, name, "must hold strings");
+  auto dims = extent(d->get(), path, name);
+  if (!dims) return dims.error();
+  const std::size_t n = dims->empty() ? 1 : (*dims)[0];
+  std::vector<std::string> out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(memory.get(), H5T_VARIABLE);
+    H5Tset_cset(memory.get(), H5Tget_cset(type.get()));
+    std::vector<char*> pointers(n, nullptr);
+    if (H5Dread(d->get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0)
+      return bad_input(path, name, "cannot read the strings");
+    for (auto* p : pointers) out.emplace_back(p ? p : "");
+    Handle space(H5Dget_space(d->get()), H5Sclose);
+    H5Dvlen_reclaim(memory.get(), space.get(), H5P_DEFAULT, pointers.data());
+  } else {
+    const std::size_t width = H5Tget_size(type.get());
+    std::vector<char> buffer(n * width);
+    if (H5Dread(d->get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
+      return bad_input(path, name, "cannot read the strings");
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string s(buffer.data() + i * width, width);
+      s.erase(s.find_last_not_of(std::string(" \0", 2)) + 1);
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// Features stay in the file: rows are read by hyperslab when the search needs them.
+class Hdf5TrainingSource final : public TrainingSource {
+ public:
+  Hdf5TrainingSource(std::string path, Handle file, Handle dataset, std::int64_t count, std::int64_t dims)
+      : path_(std::move(path)), file_(std::move(file)), dataset_(std::move(dataset)), count_(count), dims_(dims) {}
+  const std::string& name() const override { return path_; }
+  std::int64_t count() const override { return count_; }
+  std::int64_t dims() const override { return dims_; }
+  Status read(std::int64_t first, std::int64_t rows, float* out) const override {
+    QuietHdf5 quiet;
+    Handle file_space(H5Dget_space(dataset_.get()), H5Sclose);
+    const std::array<hsize_t, 2> start{static_cast<hsize_t>(first), 0};
+    const std::array<hsize_t, 2> count{static_cast<hsize_t>(rows), static_cast<hsize_t>(dims_)};
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Handle memory_space(H5Screate_simple(2, count.data(), nullptr), H5Sclose);
+    if (H5Dread(dataset_.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), H5P_DEFAULT, out) < 0)
+      return io_error(path_, fmt::format("cannot read /train/features rows {} to {}", first, first + rows));
+    return {};
+  }
+
+ private:
+  std::string path_;
+  Handle file_;
+  Handle dataset_;
+  std::int64_t count_;
+  std::int64_t dims_;
+};
+
+}  // namespace
+
+Result<TrainingSet> read_training_file(const std::string& path) {
+  QuietHdf5 quiet;
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) return io_error(path, "cannot open as an HDF5 training file");
+  auto features = open_dataset(file.get(), path, "/train/features");
+  if (!features) return features.error();
+  auto shape = extent(features->get(), path, "/train/features");
+  if (!shape) return shape.error();
+  if (shape->size() != 2 || (*shape)[0] == 0 || (*shape)[1] == 0)
+    return bad_input(path, "/train/features", "must be a non-empty [rows, bands] array");
+  Handle type(H5Dget_type(features->get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_FLOAT) return bad_input(path, "/train/features", "must hold float32 values");
+
+  TrainingSet set;
+  auto labels = read_all<std::int64_t>(file.get(), path, "/train/labels", H5T_NATIVE_INT64, H5T_INTEGER);
+  if (!labels) return labels.error();
+  if (labels->size() != (*shape)[0])
+    return bad_input(path, "/train/labels", fmt::format("{} labels for {} feature rows", labels->size(), (*shape)[0]));
+  for (std::size_t i = 0; i < labels->size(); ++i) {
+    const auto label = (*labels)[i];
+    if (label < 1 || label > 65535)
+      return bad_input(path, "/train/labels", fmt::format("row {} has label {}: labels must be 1..65535", i, label));
+    set.labels.push_back(static_cast<std::uint16_t>(label));
+  }
+  if (exists(file.get(), "/train/class_names")) {
+    auto names = read_strings(file.get(), path, "/train/class_names");
+    if (!names) return names.error();
+    set.classes.names = std::move(*names);
+  }
+  if (exists(file.get(), "/train/class_lookup")) {
+    auto lookup = read_all<int>(file.get(), path, "/train/class_lookup", H5T_NATIVE_INT, H5T_INTEGER);
+    if (!lookup) return lookup.error();
+    set.classes.lookup = std::move(*lookup);
+  }
+  if (exists(file.get(), "/train/wavelength")) {
+    auto wavelength = read_all<double>(file.get(), path, "/train/wavelength", H5T_NATIVE_DOUBLE, H5T_FLOAT);
+    if (!wavelength) return wavelength.error();
+    if (wavelength->size() != (*shape)[1])
+      return bad_input(path, "/train/wavelength",
+                       fmt::format("{} wavelengths for {} feature columns", wavelength->size(), (*shape)[1]));
+    set.wavelength = std::move(*wavelength);
+  }
+  set.features = std::make_unique<Hdf5TrainingSource>(path, std::move(file), std::move(*features),
+                                                      static_cast<std::int64_t>((*shape)[0]),
+                                                      static_cast<std::int64_t>((*shape)[1]));
+  return set;
+}
+
+namespace {
+
+Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
+                     std::span<const hsize_t> dims, const void* data) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!d.ok() || H5Dwrite(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    return io_error(path, std::string("cannot write /train/") + name);
+  return {};
+}
+
+Status write_names(hid_t group, const std::string& path, const std::vector<std::string>& names) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  std::vector<const char*> pointers;
+  for (const auto& n : names) pointers.push_back(n.c_str());
+  const std::array<hsize_t, 1> dims{names.size()};
+  return write_dataset(group, path, "class_names", type.get(), type.get(), dims, pointers.data());
+}
+
+}  // namespace
+
+Status write_training_file(const std::string& path, const TrainingFileContents& c) {
+  QuietHdf5 quiet;
+  io::AtomicPath out(path);
+  {
+    Handle file(H5Fcreate(out.temporary().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file.ok()) return io_error(path, "cannot create the HDF5 training file");
+    Handle group(H5Gcreate2(file.get(), "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    const hsize_t n = c.labels.size();
+    const std::array<hsize_t, 2> feature_dims{n, static_cast<hsize_t>(c.dims)};
+    const std::array<hsize_t, 1> row_dims{n};
+    HB_TRY(write_dataset(group.get(), path, "features", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, feature_dims,
+                         c.features.data()));
+    HB_TRY(write_dataset(group.get(), path, "labels", H5T_STD_U16LE, H5T_NATIVE_UINT16, row_dims, c.labels.data()));
+    if (!c.pixels.empty())
+      HB_TRY(write_dataset(group.get(), path, "pixels", H5T_STD_I64LE, H5T_NATIVE_INT64, row_dims, c.pixels.data()));
+    if (!c.wavelength.empty()) {
+      const std::array<hsize_t, 1> dims{c.wavelength.size()};
+      HB_TRY(write_dataset(group.get(), path, "wavelength", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims,
+                           c.wavelength.data()));
+    }
+    if (c.classes && !c.classes->names.empty()) HB_TRY(write_names(group.get(), path, c.classes->names));
+    if (c.classes && !c.classes->lookup.empty() && c.classes->lookup.size() % 3 == 0) {
+      const std::array<hsize_t, 2> dims{c.classes->lookup.size() / 3, 3};
+      HB_TRY(write_dataset(group.get(), path, "class_lookup", H5T_STD_I32LE, H5T_NATIVE_INT, dims,
+                           c.classes->lookup.data()));
+    }
+  }
+  return out.commit();
+}
+
+}  // namespace hb::knn

@@ -1,0 +1,133 @@
+// The stratified split: per class, the first n pixels in (seed, pixel) hash order are
+// training pixels, everything else labelled and valid is evaluation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "src/knn/sampling.hpp"
+
+namespace hb::knn {
+namespace {
+
+// 60 x 50 raster: four classes of different sizes in bands, some unlabelled pixels,
+// and an invalid (no-data) patch.
+struct Raster {
+  std::vector<std::uint16_t> truth;
+  std::vector<std::uint8_t> valid;
+};
+
+Raster make_raster() {
+  Raster r;
+  for (int line = 0; line < 60; ++line)
+    for (int sample = 0; sample < 50; ++sample) {
+      const int p = line * 50 + sample;
+      std::uint16_t label = line < 30 ? 1 : line < 45 ? 2 : line < 57 || sample >= 20 ? 3 : 9;
+      if (p % 7 == 0) label = 0;
+      r.truth.push_back(label);
+      r.valid.push_back(line >= 10 && line < 14 && sample < 20 ? 0 : 1);
+    }
+  return r;
+}
+
+std::map<std::uint16_t, std::vector<std::int64_t>> usable_by_class(const Raster& r) {
+  std::map<std::uint16_t, std::vector<std::int64_t>> m;
+  for (std::size_t p = 0; p < r.truth.size(); ++p)
+    if (r.truth[p] != 0 && r.valid[p]) m[r.truth[p]].push_back(static_cast<std::int64_t>(p));
+  return m;
+}
+
+// Independent statement of the rule: the n pixels of lowest (rank, index).
+std::vector<std::int64_t> expected_training(std::vector<std::int64_t> pixels, std::int64_t n, std::uint64_t seed) {
+  std::sort(pixels.begin(), pixels.end(), [&](std::int64_t a, std::int64_t b) {
+    return std::pair(pixel_rank(seed, a), a) < std::pair(pixel_rank(seed, b), b);
+  });
+  pixels.resize(static_cast<std::size_t>(n));
+  std::sort(pixels.begin(), pixels.end());
+  return pixels;
+}
+
+TEST(KnnSampling, PerClassCountTakesTheLowestHashRanksOfEachClass) {
+  const auto r = make_raster();
+  const auto split = stratified_split(r.truth, r.valid, {std::nullopt, 100, 42});
+  ASSERT_TRUE(split.ok());
+  const auto classes = usable_by_class(r);
+  std::vector<std::int64_t> want;
+  for (const auto& [label, pixels] : classes) {
+    const auto n = std::min<std::int64_t>(100, static_cast<std::int64_t>(pixels.size()));
+    const auto part = expected_training(pixels, n, 42);
+    want.insert(want.end(), part.begin(), part.end());
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(split->train, want);
+  ASSERT_LT(classes.at(9).size(), 100u);  // class 9 is smaller than 100: all of it trains
+  for (const auto p : classes.at(9)) EXPECT_TRUE(std::binary_search(split->train.begin(), split->train.end(), p));
+}
+
+TEST(KnnSampling, TrainingAndEvaluationPartitionTheUsablePixels) {
+  const auto r = make_raster();
+  const auto split = stratified_split(r.truth, r.valid, {0.25, std::nullopt, 7});
+  ASSERT_TRUE(split.ok());
+  EXPECT_TRUE(std::is_sorted(split->train.begin(), split->train.end()));
+  EXPECT_TRUE(std::is_sorted(split->eval.begin(), split->eval.end()));
+  std::set<std::int64_t> all(split->train.begin(), split->train.end());
+  for (const auto p : split->eval) EXPECT_TRUE(all.insert(p).second) << "pixel " << p << " in both sets";
+  std::set<std::int64_t> usable;
+  for (const auto& [label, pixels] : usable_by_class(r)) usable.insert(pixels.begin(), pixels.end());
+  EXPECT_EQ(all, usable);  // no unlabelled or invalid pixel, none missing
+}
+
+TEST(KnnSampling, FractionIsRoundedPerClassWithAtLeastOnePixel) {
+  const auto r = make_raster();
+  const auto split = stratified_split(r.truth, r.valid, {0.01, std::nullopt, 3});
+  ASSERT_TRUE(split.ok());
+  std::map<std::uint16_t, std::int64_t> taken;
+  for (const auto p : split->train) ++taken[r.truth[static_cast<std::size_t>(p)]];
+  for (const auto& [label, pixels] : usable_by_class(r)) {
+    const auto want = std::max<std::int64_t>(1, std::llround(0.01 * static_cast<double>(pixels.size())));
+    EXPECT_EQ(taken[label], want) << "class " << label;
+  }
+}
+
+TEST(KnnSampling, SameSeedSameSplitOtherSeedOtherSplit) {
+  const auto r = make_raster();
+  const auto a = stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
+  const auto b = stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
+  const auto c = stratified_split(r.truth, r.valid, {std::nullopt, 20, 6});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->train, b->train);
+  EXPECT_EQ(a->eval, b->eval);
+  EXPECT_NE(a->train, c->train);
+}
+
+TEST(KnnSampling, OneClassDrawDoesNotDependOnOtherClasses) {
+  auto r = make_raster();
+  const auto before = stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
+  for (auto& label : r.truth)
+    if (label == 2) label = 0;  // remove class 2 entirely
+  const auto after = stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
+  ASSERT_TRUE(before.ok() && after.ok());
+  auto of_class_1 = [&](const std::vector<std::int64_t>& pixels) {
+    std::vector<std::int64_t> out;
+    for (const auto p : pixels)
+      if (r.truth[static_cast<std::size_t>(p)] == 1) out.push_back(p);
+    return out;
+  };
+  EXPECT_EQ(of_class_1(before->train), of_class_1(after->train));
+}
+
+TEST(KnnSampling, OptionsAreCheckedWithTheirNames) {
+  const auto r = make_raster();
+  const auto neither = stratified_split(r.truth, r.valid, {});
+  ASSERT_FALSE(neither.ok());
+  EXPECT_EQ(neither.error().kind, ErrorKind::usage);
+  const auto zero = stratified_split(r.truth, r.valid, {0.0, std::nullopt, 0});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().field, "--train-fraction");
+  EXPECT_FALSE(stratified_split(r.truth, r.valid, {0.5, 10, 0}).ok());
+}
+
+}  // namespace
+}  // namespace hb::knn

@@ -1,0 +1,265 @@
+// The scene driver on an in-memory scene with clear clusters: split, gather, classify
+// tile by tile, vote; bad bands are dropped and no-data pixels stay class 0.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "knn_test_support.hpp"
+#include "src/knn/accuracy.hpp"
+#include "src/knn/classify.hpp"
+#include "src/knn/outputs.hpp"
+#include "src/knn/sampling.hpp"
+#include "src/knn/scene_pass.hpp"
+
+namespace hb::knn {
+namespace {
+
+constexpr std::int64_t kLines = 40, kSamples = 30, kBands = 12, kBadBand = 5;
+constexpr std::int16_t kNoData = -9999;
+
+// Three classes in vertical stripes of 10 samples, distinct spectra plus noise; band 5
+// is marked bad and holds huge noise that would swamp the classes if it were used;
+// line 5, samples 0..4 are no-data. Line 0 is unlabelled.
+struct Scene {
+  std::unique_ptr<test::MemoryCube> cube;
+  std::vector<std::uint16_t> truth;
+};
+
+Scene make_scene() {
+  std::mt19937 rng(2024);
+  std::uniform_int_distribution<int> noise(-30, 30), garbage(-20000, 20000);
+  std::vector<std::int16_t> values;
+  Scene s;
+  for (std::int64_t line = 0; line < kLines; ++line)
+    for (std::int64_t sample = 0; sample < kSamples; ++sample) {
+      const int label = static_cast<int>(sample / 10) + 1;
+      s.truth.push_back(line == 0 ? 0 : static_cast<std::uint16_t>(label));
+      for (std::int64_t b = 0; b < kBands; ++b) {
+        int v = 1000 * label + static_cast<int>(b) * (label == 2 ? -40 : 60) + noise(rng);
+        if (b == kBadBand) v = garbage(rng);
+        if (line == 5 && sample < 5) v = kNoData;
+        values.push_back(static_cast<std::int16_t>(v));
+      }
+    }
+  io::CubeInfo info;
+  info.shape = {kLines, kSamples, kBands};
+  info.type = io::DataType::i16;
+  info.meta.bbl.assign(kBands, 1);
+  info.meta.bbl[kBadBand] = 0;
+  info.meta.data_ignore_value = kNoData;
+  s.cube = std::make_unique<test::MemoryCube>(info, test::to_bytes(values));
+  return s;
+}
+
+struct Captured {
+  std::vector<std::uint16_t> labels;
+  std::vector<float> confidence;
+  std::vector<std::int64_t> neighbor_index;
+  std::vector<float> neighbor_distance;
+};
+
+struct Run {
+  Captured out;
+  ClassifyStats stats;
+  Split split;
+  std::vector<float> training_features;
+};
+
+Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_rows, std::int64_t cache_bytes) {
+  Run run;
+  const auto selection = select_good_bands(scene.cube->info());
+  auto backend = make_backend(BackendKind::cpu);
+  auto valid = validity_mask(*scene.cube, selection, 7, **backend);
+  EXPECT_TRUE(valid.ok());
+  run.split = *stratified_split(scene.truth, *valid, {std::nullopt, 15, 1});
+  auto features = gather_features(*scene.cube, selection, run.split.train, 7, **backend);
+  run.training_features = *features;
+  TrainingSet training;
+  training.features = memory_training_source(*features, selection.dims(), "scene");
+  for (const auto p : run.split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
+  auto prepared = PreparedTraining::prepare(*training.features, options.metric, chunk_rows, cache_bytes);
+  EXPECT_TRUE(prepared.ok());
+  const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
+    run.out.labels.insert(run.out.labels.end(), rows.labels.begin(), rows.labels.end());
+    run.out.confidence.insert(run.out.confidence.end(), rows.confidence.begin(), rows.confidence.end());
+    run.out.neighbor_index.insert(run.out.neighbor_index.end(), rows.neighbor_index.begin(), rows.neighbor_index.end());
+    run.out.neighbor_distance.insert(run.out.neighbor_distance.end(), rows.neighbor_distance.begin(),
+                                     rows.neighbor_distance.end());
+    return {};
+  };
+  auto stats = classify_scene(*scene.cube, selection, training, *prepared, options, sink);
+  EXPECT_TRUE(stats.ok()) << (stats.ok() ? "" : stats.error().line());
+  if (stats.ok()) run.stats = *stats;
+  return run;
+}
+
+ClassifyOptions options_k(int k) {
+  ClassifyOptions o;
+  o.k = k;
+  o.tile_rows = 7;  // 40 lines: the last tile is short
+  o.neighbors = true;
+  return o;
+}
+
+bool is_no_data(std::int64_t p) { return p / kSamples == 5 && p % kSamples < 5; }
+
+TEST(KnnScene, ClearClustersAreClassifiedAlmostPerfectly) {
+  const auto scene = make_scene();
+  const auto run = classify(scene, options_k(5), 8192, std::int64_t{1} << 30);
+  ASSERT_EQ(run.out.labels.size(), static_cast<std::size_t>(kLines * kSamples));
+  ConfusionMatrix matrix(4);
+  for (const auto p : run.split.eval)
+    matrix.add(scene.truth[static_cast<std::size_t>(p)], run.out.labels[static_cast<std::size_t>(p)]);
+  const auto s = summarize(matrix);
+  EXPECT_EQ(s.total, static_cast<std::int64_t>(run.split.eval.size()));
+  EXPECT_GE(s.overall, 0.995);
+  EXPECT_GE(s.kappa, 0.99);
+  EXPECT_EQ(run.split.train.size(), 45u);
+}
+
+TEST(KnnScene, NoDataPixelsStayUnclassifiedAndOutOfTheSplit) {
+  const auto scene = make_scene();
+  const auto run = classify(scene, options_k(3), 8192, std::int64_t{1} << 30);
+  EXPECT_EQ(run.stats.ignored, 5);
+  EXPECT_EQ(run.stats.classified, kLines * kSamples - 5);
+  for (std::int64_t p = 0; p < kLines * kSamples; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    if (is_no_data(p)) {
+      EXPECT_EQ(run.out.labels[i], 0);
+      EXPECT_EQ(run.out.confidence[i], 0.0f);
+      EXPECT_EQ(run.out.neighbor_index[i * 3], -1);
+      EXPECT_TRUE(std::isnan(run.out.neighbor_distance[i * 3]));
+    } else {
+      EXPECT_NE(run.out.labels[i], 0) << "pixel " << p;
+      EXPECT_GT(run.out.confidence[i], 0.0f);
+    }
+  }
+  for (const auto p : run.split.train) EXPECT_FALSE(is_no_data(p));
+  for (const auto p : run.split.eval) EXPECT_FALSE(is_no_data(p));
+}
+
+// Training rows are the scene spectra without the bad band, and the reported
+// neighbour distances are Euclidean distances to those rows.
+TEST(KnnScene, GatheredFeaturesAndNeighbourDistancesMatchTheRawSpectra) {
+  const auto scene = make_scene();
+  const auto run = classify(scene, options_k(4), 8192, std::int64_t{1} << 30);
+  const auto dims = kBands - 1;
+  std::vector<std::byte> raw(static_cast<std::size_t>(scene.cube->info().total_bytes()));
+  ASSERT_TRUE(scene.cube->read_rows({0, kLines}, raw).ok());
+  const auto* values = reinterpret_cast<const std::int16_t*>(raw.data());
+  auto spectrum = [&](std::int64_t p) {
+    std::vector<float> f;
+    for (std::int64_t b = 0; b < kBands; ++b)
+      if (b != kBadBand) f.push_back(values[p * kBands + b]);
+    return f;
+  };
+  for (std::size_t t = 0; t < run.split.train.size(); ++t) {
+    const auto want = spectrum(run.split.train[t]);
+    const std::vector<float> got(run.training_features.begin() + static_cast<std::ptrdiff_t>(t) * dims,
+                                 run.training_features.begin() + static_cast<std::ptrdiff_t>(t + 1) * dims);
+    ASSERT_EQ(got, want) << "training row " << t;
+  }
+  // FP32 |q|^2 + |t|^2 - 2 q.t errs by a few ulps of the centred squared norms.
+  std::vector<double> mean(static_cast<std::size_t>(dims), 0.0);
+  for (std::size_t i = 0; i < run.training_features.size(); ++i)
+    mean[i % static_cast<std::size_t>(dims)] += run.training_features[i] / static_cast<double>(run.split.train.size());
+  auto centred_norm = [&](const std::vector<float>& x) {
+    double sum = 0.0;
+    for (std::size_t b = 0; b < x.size(); ++b) sum += (x[b] - mean[b]) * (x[b] - mean[b]);
+    return sum;
+  };
+  for (const std::int64_t p : {31, 300, 777, 1199}) {
+    const auto q = spectrum(p);
+    for (int j = 0; j < 4; ++j) {
+      const auto idx = run.out.neighbor_index[static_cast<std::size_t>(p * 4 + j)];
+      const auto t = spectrum(run.split.train[static_cast<std::size_t>(idx)]);
+      const double want = test::squared_distance64(q.data(), t.data(), dims);
+      const double got = run.out.neighbor_distance[static_cast<std::size_t>(p * 4 + j)];
+      EXPECT_NEAR(got * got, want, 1e-6 * (centred_norm(q) + centred_norm(t))) << "pixel " << p << " rank " << j;
+    }
+  }
+}
+
+// Streaming the training rows chunk by chunk from their source is the same computation
+// as holding them: bit-identical results, whatever the selection method.
+TEST(KnnScene, StreamedTrainingGivesBitIdenticalResults) {
+  const auto scene = make_scene();
+  const auto cached = classify(scene, options_k(6), 13, std::int64_t{1} << 30);
+  auto options = options_k(6);
+  options.select = SelectMethod::kmin;
+  const auto streamed = classify(scene, options, 13, 0);
+  EXPECT_EQ(cached.out.labels, streamed.out.labels);
+  EXPECT_EQ(cached.out.neighbor_index, streamed.out.neighbor_index);
+  EXPECT_EQ(cached.out.confidence, streamed.out.confidence);
+}
+
+// Other chunk sizes change how the GEMM rounds (OpenBLAS blocks by shape), so only
+// neighbours at equal distance up to that rounding may trade places.
+TEST(KnnScene, ChunkSizeChangesNothingButNearTies) {
+  const auto scene = make_scene();
+  const auto whole = classify(scene, options_k(6), 8192, std::int64_t{1} << 30);
+  const auto chunked = classify(scene, options_k(6), 13, std::int64_t{1} << 30);
+  EXPECT_EQ(whole.out.labels, chunked.out.labels);
+  for (std::size_t i = 0; i < whole.out.neighbor_index.size(); ++i) {
+    if (whole.out.neighbor_index[i] == chunked.out.neighbor_index[i]) continue;
+    EXPECT_NEAR(whole.out.neighbor_distance[i], chunked.out.neighbor_distance[i], 1e-3 * whole.out.neighbor_distance[i])
+        << "slot " << i;
+  }
+}
+
+TEST(KnnScene, KLargerThanTheTrainingSetIsAClearError) {
+  const auto scene = make_scene();
+  const auto selection = select_good_bands(scene.cube->info());
+  TrainingSet training;
+  training.features = memory_training_source(std::vector<float>(static_cast<std::size_t>(3 * selection.dims()), 1.0f),
+                                             selection.dims(), "three rows");
+  training.labels = {1, 2, 3};
+  auto prepared = PreparedTraining::prepare(*training.features, Metric::euclidean, 8192, 1 << 20);
+  auto result = classify_scene(*scene.cube, selection, training, *prepared, options_k(4),
+                               [](const ClassifiedRows&) -> Status { return {}; });
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().kind, ErrorKind::usage);
+  EXPECT_EQ(result.error().field, "-k");
+}
+
+TEST(KnnFeatures, BadBandsDroppedAndNonFiniteOrIgnoredPixelsFlagged) {
+  io::CubeInfo info;
+  info.shape = {1, 4, 3};
+  info.meta.bbl = {1, 0, 1};
+  info.meta.wavelength = {400, 500, 600};
+  const auto selection = select_good_bands(info);
+  EXPECT_EQ(selection.bands, (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(selection.wavelength, (std::vector<double>{400, 600}));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> samples{1, 2, 3, 4, nan, 6, 7, 8, nan, -1, 9, -1};  // NaN in the bad band is harmless
+  std::vector<float> features(8);
+  std::vector<std::uint8_t> valid(4);
+  extract_features(samples.data(), 4, selection, -1.0, features.data(), valid.data());
+  EXPECT_EQ(valid, (std::vector<std::uint8_t>{1, 1, 0, 0}));
+  EXPECT_EQ(features, (std::vector<float>{1, 3, 4, 6, 0, 0, 0, 0}));
+}
+
+TEST(KnnFeatures, FeatureSpecParsing) {
+  EXPECT_EQ(parse_feature_spec("bands")->kind, FeatureSpec::Kind::bands);
+  const auto mnf = parse_feature_spec("mnf:12");
+  ASSERT_TRUE(mnf.ok());
+  EXPECT_EQ(mnf->components, 12);
+  for (const char* bad : {"mnf:", "mnf:0", "mnf:3x", "pca:4"}) {
+    const auto r = parse_feature_spec(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().field, "--features");
+  }
+}
+
+TEST(KnnOutputs, SiblingNamesAndCompletedClassTables) {
+  EXPECT_EQ(sibling_path("/d/map.hdr", "_confidence"), "/d/map_confidence.hdr");
+  EXPECT_EQ(sibling_path("/d/map", "_confidence"), "/d/map_confidence");
+  EXPECT_EQ(sibling_path("map.h5", "_report"), "map_report.h5");
+  const auto table = complete_class_table({{"Unclassified", "Tree"}, {0, 0, 0, 1, 2, 3}}, 4);
+  EXPECT_EQ(table.names, (std::vector<std::string>{"Unclassified", "Tree", "Class 2", "Class 3"}));
+  ASSERT_EQ(table.lookup.size(), 12u);
+  EXPECT_EQ(std::vector<int>(table.lookup.begin(), table.lookup.begin() + 6), (std::vector<int>{0, 0, 0, 1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace hb::knn
