@@ -9,7 +9,10 @@ import json
 import time
 
 import numpy as np
-import spectral
+
+if not hasattr(np, "alltrue"):  # SPy 0.22 calls numpy.alltrue, removed in numpy 2
+    np.alltrue = np.all
+import spectral  # noqa: E402
 
 
 def main():

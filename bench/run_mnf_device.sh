@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device session for MNF: GPU tests, the floors, the kernel benchmark, and the
+# end-to-end run on a 677 x 16384 x 224 int16 flightline against PyTorch (same GPU)
+# and Spectral Python (CPU, subset, scaled). Expects a bundle made by bench/make_bundle
+# at .dev/bundle.tar.xz; writes logs and JSON under $OUT (or ./bench-out).
+set -uo pipefail
+out=${OUT:-$PWD/bench-out}; mkdir -p "$out"
+work=${HB_BENCH_WORK:-/tmp/hb-bench}; mkdir -p "$work"
+tar -C .dev -xJf .dev/bundle.tar.xz
+export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+# The tests look for the real data where CI keeps it (../shared/data beside the clone).
+mkdir -p "$(dirname "$PWD")/shared" && ln -sfn "$PWD/.dev/data" "$(dirname "$PWD")/shared/data"
+bin=$PWD/.dev/bin
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+
+log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader) / $(nproc) cores"
+for t in test_median9 test_mnf_moments test_mnf_products test_mnf_backends test_mnf_pipeline; do
+  "$bin/$t" --gtest_brief=1 > "$out/$t.log" 2>&1; rc=$?
+  log "$t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$t.log" | tr '\n' ' ')"
+done
+"$bin/bench_floors" | tee "$out/floors.txt"
+"$bin/bench_mnf_kernels" > "$out/mnf_kernels.txt" 2>&1; cat "$out/mnf_kernels.txt"
+
+scene=$work/flightline.hdr
+/usr/bin/time -f "%e s" "$bin/hyperbatch" -q synth -o "$scene" --lines 16384 --samples 677 --bands 224 \
+  --classes 8 --seed 1 --fill-border 0.1 2> "$out/synth_time.txt" >/dev/null
+log "synth 5 GB: $(tail -1 "$out/synth_time.txt")"
+cat "${scene%.hdr}.img" > /dev/null  # page cache warm for every contender alike
+t0=$(date +%s.%N); cat "${scene%.hdr}.img" > /dev/null; t1=$(date +%s.%N)
+head -c $((16384 * 677 * 20 * 4)) /dev/zero > "$work/write_floor.bin"; sync "$work/write_floor.bin"; t2=$(date +%s.%N)
+log "read input $(echo "$t1 - $t0" | bc) s, write 20-component output $(echo "$t2 - $t1" | bc) s"
+rm -f "$work/write_floor.bin"
+for backend in cuda cpu; do
+  t0=$(date +%s.%N)
+  timeout 240 "$bin/hyperbatch" mnf "$scene" -o "$work/mnf_$backend.h5" --components 20 --backend $backend \
+    > "$out/mnf_$backend.log" 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  log "hyperbatch mnf --backend $backend: rc=$rc $(echo "$t1 - $t0" | bc) s"; grep -E "pass|eigen" "$out/mnf_$backend.log" | tee -a "$out/summary.txt"
+  rm -f "$work/mnf_$backend.h5"
+done
+python3 bench/peers/mnf_torch.py "$scene" --output "$work/torch.raw" --components 20 | tee -a "$out/summary.txt"
+rm -f "$work/torch.raw"
+PYTHONPATH=$PWD/.dev/py timeout 200 python3 bench/peers/mnf_spy.py "$scene" --lines 512 | tee -a "$out/summary.txt"
