@@ -13,6 +13,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABL
 mkdir -p "$(dirname "$PWD")/shared" && ln -sfn "$PWD/.dev/data" "$(dirname "$PWD")/shared/data"
 bin=$PWD/.dev/bin
 log() { echo "== $*" | tee -a "$out/summary.txt"; }
+now() { date +%s.%N; }
+since() { python3 -c "print(round($(now) - $1, 3))"; }
 
 log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader) / $(nproc) cores"
 for t in test_median9 test_mnf_moments test_mnf_products test_mnf_backends test_mnf_pipeline; do
@@ -23,20 +25,18 @@ done
 "$bin/bench_mnf_kernels" > "$out/mnf_kernels.txt" 2>&1; cat "$out/mnf_kernels.txt"
 
 scene=$work/flightline.hdr
-/usr/bin/time -f "%e s" "$bin/hyperbatch" -q synth -o "$scene" --lines 16384 --samples 677 --bands 224 \
-  --classes 8 --seed 1 --fill-border 0.1 2> "$out/synth_time.txt" >/dev/null
-log "synth 5 GB: $(tail -1 "$out/synth_time.txt")"
+t0=$(now)
+"$bin/hyperbatch" -q synth -o "$scene" --lines 16384 --samples 677 --bands 224 --classes 8 --seed 1 --fill-border 0.1 >/dev/null
+log "synth 5 GB: $(since $t0) s"
 cat "${scene%.hdr}.img" > /dev/null  # page cache warm for every contender alike
-t0=$(date +%s.%N); cat "${scene%.hdr}.img" > /dev/null; t1=$(date +%s.%N)
-head -c $((16384 * 677 * 20 * 4)) /dev/zero > "$work/write_floor.bin"; sync "$work/write_floor.bin"; t2=$(date +%s.%N)
-log "read input $(echo "$t1 - $t0" | bc) s, write 20-component output $(echo "$t2 - $t1" | bc) s"
+t0=$(now); cat "${scene%.hdr}.img" > /dev/null; log "read input: $(since $t0) s"
+t0=$(now); head -c $((16384 * 677 * 20 * 4)) /dev/zero > "$work/write_floor.bin"; log "write 20-component output: $(since $t0) s"
 rm -f "$work/write_floor.bin"
 for backend in cuda cpu; do
-  t0=$(date +%s.%N)
+  t0=$(now)
   timeout 240 "$bin/hyperbatch" mnf "$scene" -o "$work/mnf_$backend.h5" --components 20 --backend $backend \
     > "$out/mnf_$backend.log" 2>&1; rc=$?
-  t1=$(date +%s.%N)
-  log "hyperbatch mnf --backend $backend: rc=$rc $(echo "$t1 - $t0" | bc) s"; grep -E "pass|eigen" "$out/mnf_$backend.log" | tee -a "$out/summary.txt"
+  log "hyperbatch mnf --backend $backend: rc=$rc $(since $t0) s"; grep -E "pass|eigen" "$out/mnf_$backend.log" | tee -a "$out/summary.txt"
   rm -f "$work/mnf_$backend.h5"
 done
 python3 bench/peers/mnf_torch.py "$scene" --output "$work/torch.raw" --components 20 | tee -a "$out/summary.txt"
