@@ -15,6 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+const mpi::Runtime runtime(nullptr, nullptr);  // MPI for Comm in a plain gtest binary
+
 class MnfBackends : public ::testing::Test {
  protected:
   void SetUp() override {
