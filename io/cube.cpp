@@ -18,13 +18,18 @@ CubeFormat format_from_path(const std::string& path) {
 }
 
 Result<Tile> Cube::read_tile(RowRange core, std::int64_t halo_rows) const {
+  Tile tile;
+  HB_TRY(read_tile_into(tile, core, halo_rows));
+  return tile;
+}
+
+Status Cube::read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows, const HostAllocator& allocator) const {
   const auto& shape = info().shape;
   if (core.begin < 0 || core.end > shape.lines || core.empty())
     return Error{ErrorKind::internal, path(), {}, "row range out of the scene"};
   const RowRange held = with_halo(core, halo_rows, shape.lines);
-  Tile tile(info().type, shape.samples, shape.bands, held, core);
-  HB_TRY(read_rows(held, tile.bytes()));
-  return tile;
+  tile.reshape(info().type, shape.samples, shape.bands, held, core, allocator);
+  return read_rows(held, tile.bytes());
 }
 
 Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm* comm) {

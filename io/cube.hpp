@@ -36,6 +36,9 @@ class Cube {
 
   // Reads the core rows plus up to `halo_rows` rows on each side (clipped at the edges).
   Result<Tile> read_tile(RowRange core, std::int64_t halo_rows = 0) const;
+  // The same into an existing tile, reusing its memory when large enough.
+  Status read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows = 0,
+                        const HostAllocator& allocator = {}) const;
 };
 
 // Opens a scene by path (ENVI header/data file or HDF5 file). With a communicator of

@@ -1,6 +1,7 @@
 #include "io/tile.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace hb::io {
 
@@ -9,8 +10,37 @@ RowRange with_halo(RowRange core, std::int64_t halo_rows, std::int64_t lines) {
           std::min<std::int64_t>(lines, core.end + halo_rows)};
 }
 
-Tile::Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core)
-    : type_(type), samples_(samples), bands_(bands), held_(held), core_(core),
-      bytes_(static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type)) {}
+Tile::Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+           const HostAllocator& allocator) {
+  reshape(type, samples, bands, held, core, allocator);
+}
+
+Tile::Tile(const Tile& other) { *this = other; }
+
+Tile& Tile::operator=(const Tile& other) {
+  if (this == &other) return *this;
+  reshape(other.type_, other.samples_, other.bands_, other.held_, other.core_);
+  std::copy(other.bytes().begin(), other.bytes().end(), bytes().begin());
+  return *this;
+}
+
+void Tile::reshape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+                   const HostAllocator& allocator) {
+  type_ = type;
+  samples_ = samples;
+  bands_ = bands;
+  held_ = held;
+  core_ = core;
+  const auto bytes = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
+  reserve(bytes, allocator);
+  size_ = bytes;
+}
+
+void Tile::reserve(std::size_t bytes, const HostAllocator& allocator) {
+  if (bytes <= capacity_ && storage_) return;
+  // Zero-initialised, as a fresh std::vector would be.
+  storage_ = allocator ? allocator(bytes) : std::make_shared<std::byte[]>(bytes);
+  capacity_ = bytes;
+}
 
 }  // namespace hb::io

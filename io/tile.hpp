@@ -5,8 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
-#include <vector>
 
 #include "io/metadata.hpp"
 
@@ -23,10 +24,26 @@ struct RowRange {
 // Rows [core.begin - halo, core.end + halo) clipped to [0, lines).
 RowRange with_halo(RowRange core, std::int64_t halo_rows, std::int64_t lines);
 
+// Host memory for tiles. A backend may supply its own (the CUDA backend gives pinned
+// memory, so tiles cross to the device without an extra copy); empty = plain heap.
+using HostAllocator = std::function<std::shared_ptr<std::byte[]>(std::size_t bytes)>;
+
 class Tile {
  public:
   Tile() = default;
-  Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core);
+  Tile(const Tile& other);  // deep copy (into plain heap memory)
+  Tile& operator=(const Tile& other);
+  Tile(Tile&&) noexcept = default;
+  Tile& operator=(Tile&&) noexcept = default;
+  Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+       const HostAllocator& allocator = {});
+
+  // Becomes a tile of the given shape, keeping its memory when it is large enough
+  // (streams of tiles reuse a few buffers instead of touching fresh memory each time).
+  void reshape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+               const HostAllocator& allocator = {});
+  // Makes room for `bytes` without changing the shape.
+  void reserve(std::size_t bytes, const HostAllocator& allocator = {});
 
   DataType type() const { return type_; }
   std::int64_t samples() const { return samples_; }
@@ -35,17 +52,17 @@ class Tile {
   RowRange core() const { return core_; }  // rows this tile is responsible for
   std::int64_t pixels() const { return held_.rows() * samples_; }
 
-  std::span<std::byte> bytes() { return bytes_; }
-  std::span<const std::byte> bytes() const { return bytes_; }
+  std::span<std::byte> bytes() { return {storage_.get(), size_}; }
+  std::span<const std::byte> bytes() const { return {storage_.get(), size_}; }
 
   // Typed view of the held rows; T must match type().
   template <class T>
   std::span<T> as() {
-    return {reinterpret_cast<T*>(bytes_.data()), bytes_.size() / sizeof(T)};
+    return {reinterpret_cast<T*>(storage_.get()), size_ / sizeof(T)};
   }
   template <class T>
   std::span<const T> as() const {
-    return {reinterpret_cast<const T*>(bytes_.data()), bytes_.size() / sizeof(T)};
+    return {reinterpret_cast<const T*>(storage_.get()), size_ / sizeof(T)};
   }
   // Offset, in samples, of pixel (row, sample) where row is a scene row in held().
   std::int64_t offset(std::int64_t row, std::int64_t sample) const {
@@ -58,7 +75,9 @@ class Tile {
   std::int64_t bands_ = 0;
   RowRange held_;
   RowRange core_;
-  std::vector<std::byte> bytes_;
+  std::shared_ptr<std::byte[]> storage_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 }  // namespace hb::io

@@ -31,6 +31,10 @@ class Backend {
   virtual std::string_view name() const = 0;  // "cpu" or "cuda"
   virtual std::string device_description() const = 0;  // for logs: CPU model / GPU name
 
+  // Memory for the tiles this backend consumes: pinned on CUDA, so that tiles cross to
+  // the device without a staging copy. Empty = plain heap.
+  virtual io::HostAllocator host_allocator() const { return {}; }
+
   // Widens a tile's held samples to float32 (canonical layout kept).
   virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
 

@@ -1,5 +1,6 @@
 #include "src/backend/cuda_mnf.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -65,6 +66,15 @@ km::NoiseWindow window_of(const mnf::Window& w) {
   return out;
 }
 
+km::PixelRules rules_of(const mnf::PixelRules& rules, const int* device_bands) {
+  km::PixelRules out;
+  out.good_bands = device_bands;
+  out.nb = static_cast<int>(rules.bands.size());
+  out.has_ignore = rules.ignore_value.has_value();
+  out.ignore_value = rules.ignore_value.value_or(0.0);
+  return out;
+}
+
 km::NoiseEstimator estimator_of(mnf::NoiseEstimator e) {
   switch (e) {
     case mnf::NoiseEstimator::diff: return km::NoiseEstimator::diff;
@@ -83,6 +93,8 @@ MnfEngine::MnfEngine(int device) : device_(device) {
 }
 
 MnfEngine::~MnfEngine() {
+  if (staged_bytes_ > 0)
+    log_staging(staged_bytes_, staging_seconds_);
   cudaSetDevice(device_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -94,11 +106,22 @@ Status MnfEngine::upload_tile(const io::Tile& tile) {
   const TileKey key{tile.bytes().data(), tile.bytes().size(), tile.held()};
   if (key == resident_) return {};
   resident_ = {};
+  mask_ready_ = false;
   const auto bytes = tile.bytes().size();
-  HB_TRY(check(staging_.reserve(bytes), "pinned staging buffer"));
   HB_TRY(check(raw_.reserve(bytes), "tile buffer"));
-  std::memcpy(staging_.as<void>(), tile.bytes().data(), bytes);
-  HB_TRY(check(cudaMemcpyAsync(raw_.as<void>(), staging_.as<void>(), bytes, cudaMemcpyHostToDevice, stream_),
+  const void* source = tile.bytes().data();
+  cudaPointerAttributes attributes{};
+  const bool pinned = cudaPointerGetAttributes(&attributes, source) == cudaSuccess &&
+                      attributes.type == cudaMemoryTypeHost;
+  if (!pinned) {  // pageable tile: one host copy into pinned memory first
+    HB_TRY(check(staging_.reserve(bytes), "pinned staging buffer"));
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(staging_.as<void>(), source, bytes);
+    staging_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    staged_bytes_ += static_cast<double>(bytes);
+    source = staging_.as<void>();
+  }
+  HB_TRY(check(cudaMemcpyAsync(raw_.as<void>(), source, bytes, cudaMemcpyHostToDevice, stream_),
                "copy tile to device"));
   resident_ = key;
   return {};
@@ -112,6 +135,7 @@ Status MnfEngine::upload_rules(const io::Tile& tile, const mnf::PixelRules& rule
                                  cudaMemcpyHostToDevice, stream_),
                  "copy band list"));
     rules_bands_ = std::move(bands);
+    mask_ready_ = false;
   }
   HB_TRY(check(valid_.reserve(static_cast<std::size_t>(tile.pixels())), "mask buffer"));
   return {};
@@ -154,6 +178,17 @@ Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into)
   return {};
 }
 
+// The mask is computed once per tile and band list: statistics, noise and transform
+// calls on the same tile share it.
+Status MnfEngine::ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules) {
+  if (mask_ready_) return {};
+  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);
+  HB_TRY(check(km::exclusion_mask(view, rules_of(rules, good_bands_.as<int>()), valid_.as<std::uint8_t>(), stream_),
+               "exclusion mask"));
+  mask_ready_ = true;
+  return {};
+}
+
 namespace {
 
 Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross, int nb, cudaStream_t s) {
@@ -164,14 +199,6 @@ Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross,
   return {};
 }
 
-km::PixelRules rules_of(const mnf::PixelRules& rules, const int* device_bands) {
-  km::PixelRules out;
-  out.good_bands = device_bands;
-  out.nb = static_cast<int>(rules.bands.size());
-  out.has_ignore = rules.ignore_value.has_value();
-  out.ignore_value = rules.ignore_value.value_or(0.0);
-  return out;
-}
 
 }  // namespace
 
@@ -182,7 +209,7 @@ Status MnfEngine::accumulate_moments(const io::Tile& tile, const mnf::PixelRules
   const auto view = view_of(tile, raw_.as<void>(), tile.held().end);  // lines: no noise needs here
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
-  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   HB_TRY(check(cudaMemcpyAsync(vector_.as<double>(), data.shift.data(), data.shift.size() * sizeof(double),
                                cudaMemcpyHostToDevice, stream_), "copy shift"));
@@ -201,7 +228,7 @@ Status MnfEngine::accumulate_noise_moments(const io::Tile& tile, const mnf::Pixe
   const auto view = view_of(tile, raw_.as<void>(), config.lines);
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
-  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   HB_TRY(check(km::noise_residuals_f64(view, krules, valid_.as<std::uint8_t>(), estimator_of(config.estimator),
                                        window_of(config.window), matrix_.as<double>(),
@@ -241,7 +268,7 @@ Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, 
     HB_TRY(check(cudaStreamSynchronize(stream_), "copy map"));
     map_key_ = map.matrix.data.data();
   }
-  HB_TRY(check(km::exclusion_mask(view, krules, valid_.as<std::uint8_t>(), stream_), "exclusion mask"));
+  HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), d_center, matrix_.as<double>(),
                                       {count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>()},

@@ -25,6 +25,9 @@ struct LinearMap;
 
 namespace hb::cuda {
 
+// In a .cpp: spdlog's compile-time format checks do not build under nvcc.
+void log_staging(double bytes, double seconds);
+
 class MnfEngine {
  public:
   explicit MnfEngine(int device);
@@ -48,19 +51,23 @@ class MnfEngine {
 
   Status upload_tile(const io::Tile& tile);
   Status upload_rules(const io::Tile& tile, const mnf::PixelRules& rules);
+  Status ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules);
   Status reserve_matrices(std::int64_t core_pixels, std::int64_t columns);
   Status add_tile_moments(std::int64_t core_pixels, mnf::Moments& into);
 
   int device_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  TileKey resident_;             // the tile whose raw bytes and mask are on the device
+  TileKey resident_;             // the tile whose raw bytes are on the device
+  bool mask_ready_ = false;      // its exclusion mask is computed for the current rules
   std::vector<int> rules_bands_; // the good bands uploaded
   PinnedBuffer staging_;
   DeviceBuffer raw_, valid_, good_bands_, matrix_, workspace_, vector_, product_, map_;
   DeviceBuffer count_, sum_, cross_;
   const void* map_key_ = nullptr;
   std::vector<double> host_cross_, host_sum_;
+  double staging_seconds_ = 0;  // host copies into the pinned buffer, logged at the end
+  double staged_bytes_ = 0;
 };
 
 }  // namespace hb::cuda

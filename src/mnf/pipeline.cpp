@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "io/tile_reader.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +30,14 @@ std::int64_t tile_count(std::int64_t lines, std::int64_t rows) { return (lines +
 
 io::RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t lines) {
   return {index * rows, std::min(lines, (index + 1) * rows)};
+}
+
+// This rank's tiles: dealt round-robin.
+std::vector<io::RowRange> rank_tiles(std::int64_t lines, std::int64_t rows, const mpi::Comm& comm) {
+  std::vector<io::RowRange> tiles;
+  for (std::int64_t t = comm.rank(); t < tile_count(lines, rows); t += comm.size())
+    tiles.push_back(tile_rows_of(t, rows, lines));
+  return tiles;
 }
 
 // The mean of the first few rows holding a valid pixel; zeros when none does. It only
@@ -87,13 +97,22 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   const auto halo = with_noise ? noise_halo(options.estimator) : Halo{};
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
 
-  const std::int64_t tiles = tile_count(info.shape.lines, rows);
-  for (std::int64_t t = comm.rank(); t < tiles; t += comm.size()) {
-    auto tile = cube.read_tile(tile_rows_of(t, rows, info.shape.lines), std::max(halo.above, halo.below));
+  io::TileReader reader(cube, rank_tiles(info.shape.lines, rows, comm), std::max(halo.above, halo.below),
+                        backend.host_allocator());
+  double input_wait = 0, compute = 0;
+  while (true) {
+    const Stopwatch wait;
+    auto tile = reader.next();
+    input_wait += wait.seconds();
     if (!tile) return tile.error();
-    HB_TRY(backend.accumulate_moments(*tile, stats.rules, stats.data));
-    if (with_noise) HB_TRY(backend.accumulate_noise_moments(*tile, stats.rules, noise_config, stats.noise));
+    if (!*tile) break;
+    const Stopwatch work;
+    HB_TRY(backend.accumulate_moments(**tile, stats.rules, stats.data));
+    if (with_noise) HB_TRY(backend.accumulate_noise_moments(**tile, stats.rules, noise_config, stats.noise));
+    compute += work.seconds();
   }
+  spdlog::info("statistics pass on {}: {} rows per tile, {:.3f} s waiting for input, {:.3f} s computing",
+               backend.name(), rows, input_wait, compute);
   allreduce(comm, stats.data);
   if (with_noise) allreduce(comm, stats.noise);
   log_rate("statistics pass", clock.seconds(), info.total_bytes());
@@ -130,20 +149,33 @@ namespace {
 // Runs `per_tile(tile, out)` over this rank's tiles and writes each result.
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
-                      std::int64_t outputs, const mpi::Comm& comm, PerTile&& per_tile) {
+                      std::int64_t outputs, const mpi::Comm& comm, const io::HostAllocator& allocator,
+                      PerTile&& per_tile) {
   const Stopwatch clock;
   const auto& shape = cube.info().shape;
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
   std::vector<float> out;
   // Tiles are dealt round-robin; a collective writer needs the distributed issue to
   // align call counts across ranks.
-  for (std::int64_t t = comm.rank(); t < tile_count(shape.lines, rows); t += comm.size()) {
-    auto tile = cube.read_tile(tile_rows_of(t, rows, shape.lines));
+  io::TileReader reader(cube, rank_tiles(shape.lines, rows, comm), 0, allocator);
+  double input_wait = 0, compute = 0, output = 0;
+  while (true) {
+    const Stopwatch wait;
+    auto tile = reader.next();
+    input_wait += wait.seconds();
     if (!tile) return tile.error();
-    out.resize(static_cast<std::size_t>(tile->pixels() * outputs));
-    HB_TRY(per_tile(*tile, std::span<float>(out)));
-    HB_TRY(writer.write_rows(tile->core(), std::as_bytes(std::span<const float>(out))));
+    if (!*tile) break;
+    const io::Tile& current = **tile;
+    out.resize(static_cast<std::size_t>(current.pixels() * outputs));
+    const Stopwatch work;
+    HB_TRY(per_tile(current, std::span<float>(out)));
+    compute += work.seconds();
+    const Stopwatch write;
+    HB_TRY(writer.write_rows(current.core(), std::as_bytes(std::span<const float>(out))));
+    output += write.seconds();
   }
+  spdlog::info("{}: {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s writing", stage, input_wait, compute,
+               output);
   log_rate(stage, clock.seconds(), cube.info().total_bytes());
   return {};
 }
@@ -152,7 +184,7 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
 
 Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
                         io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm) {
-  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm,
+  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, backend.host_allocator(),
                         [&](const io::Tile& tile, std::span<float> out) { return backend.transform(tile, rules, map, out); });
 }
 
@@ -161,7 +193,7 @@ Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& 
   const std::int64_t bands = cube.info().shape.bands;
   const std::int64_t used = rules.used_bands();
   std::vector<float> denoised;
-  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm,
+  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, backend.host_allocator(),
                         [&](const io::Tile& tile, std::span<float> out) -> Status {
                           HB_TRY(backend.convert_to_f32(tile, out));  // pass-through values
                           denoised.resize(static_cast<std::size_t>(tile.pixels() * used));

@@ -1,0 +1,40 @@
+#include "io/tile_reader.hpp"
+
+#include <algorithm>
+
+namespace hb::io {
+
+TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
+                       HostAllocator allocator)
+    : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)),
+      background_(cube.format() == CubeFormat::envi) {
+  // Size both buffers for the largest tile up front: they are then never reallocated.
+  std::int64_t rows = 0;
+  for (const auto& core : cores_) rows = std::max(rows, with_halo(core, halo_rows_, cube.info().shape.lines).rows());
+  const auto bytes = static_cast<std::size_t>(rows * cube.info().bytes_per_row());
+  for (auto& tile : slots_) tile.reserve(bytes, allocator_);
+  prefetch();
+}
+
+TileReader::~TileReader() {
+  if (pending_.valid()) pending_.wait();
+}
+
+void TileReader::prefetch() {
+  if (!background_ || next_ >= cores_.size()) return;
+  pending_ = std::async(std::launch::async, [this, index = next_] {
+    return cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
+  });
+}
+
+Result<const Tile*> TileReader::next() {
+  if (next_ >= cores_.size()) return static_cast<const Tile*>(nullptr);
+  const std::size_t index = next_++;
+  const Status read = background_ ? pending_.get()
+                                  : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
+  if (!read) return read.error();
+  prefetch();
+  return static_cast<const Tile*>(&slot(index));
+}
+
+}  // namespace hb::io

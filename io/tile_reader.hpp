@@ -1,0 +1,42 @@
+// Reads a sequence of tiles one ahead, so that reading the next tile from disk overlaps
+// whatever the caller does with the current one (GPU work, writing). Two tile buffers
+// are reused for the whole sequence. ENVI scenes are read with pread and prefetched on
+// a background thread; HDF5 scenes are read in the caller's thread, because the HDF5
+// library is not thread-safe and collective reads must be made by every rank in step.
+#pragma once
+
+#include <array>
+#include <future>
+#include <vector>
+
+#include "io/cube.hpp"
+
+namespace hb::io {
+
+class TileReader {
+ public:
+  TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
+             HostAllocator allocator = {});
+  ~TileReader();
+  TileReader(const TileReader&) = delete;
+  TileReader& operator=(const TileReader&) = delete;
+
+  // The next tile, or nullptr after the last one. The tile stays valid until the
+  // call after next.
+  Result<const Tile*> next();
+
+ private:
+  void prefetch();
+  Tile& slot(std::size_t index) { return slots_[index % slots_.size()]; }
+
+  const Cube& cube_;
+  std::vector<RowRange> cores_;
+  std::int64_t halo_rows_;
+  HostAllocator allocator_;
+  std::size_t next_ = 0;
+  bool background_;
+  std::array<Tile, 2> slots_;
+  std::future<Status> pending_;
+};
+
+}  // namespace hb::io
