@@ -44,6 +44,8 @@ for backend in $backends; do
   log "hyperbatch mnf --backend $backend: rc=$rc $(since $t0) s"; grep -E "pass|eigen|staged" "$out/mnf_$backend.log" | tee -a "$out/summary.txt"
   rm -f "$work/mnf_$backend.h5"
 done
-python3 bench/peers/mnf_torch.py "$scene" --output "$work/torch.raw" --components 20 | tee -a "$out/summary.txt"
+t0=$(now)
+python3 bench/peers/mnf_torch.py "$scene" --output "$work/torch.raw" --components 20 2>/dev/null | tee -a "$out/summary.txt"
+log "pytorch peer, whole process: $(since $t0) s"
 rm -f "$work/torch.raw"
 [[ $quick == 1 ]] || PYTHONPATH=$PWD/.dev/py timeout 200 python3 bench/peers/mnf_spy.py "$scene" --lines 512 | tee -a "$out/summary.txt"

@@ -154,11 +154,15 @@ Status MnfEngine::reserve_matrices(std::int64_t core_pixels, std::int64_t column
 }
 
 // Zeroes the per-tile device moments, runs `fill` (which writes X and adds count and
-// sums), adds XᵀX with DSYRK, and folds the tile's moments into the host totals.
+// sums), adds XᵀX with the SYRK kernel, and folds the tile's moments into the host totals.
 Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into) {
   const int nb = static_cast<int>(rules_bands_.size());
-  HB_TRY(check(km::syrk_cublas(cublas_, matrix_.as<double>(), core_pixels, nb, cross_.as<double>(), stream_),
-               "DSYRK"));
+  // The hand SYRK (MNF-C) beat cuBLAS DSYRK on this tall-skinny shape on the H200
+  // (docs/PERFORMANCE.md) and its summation order is fixed: it is the default.
+  HB_TRY(check(syrk_workspace_.reserve(km::syrk_tiled_workspace_bytes(core_pixels, nb)), "SYRK workspace"));
+  HB_TRY(check(km::syrk_tiled(matrix_.as<double>(), core_pixels, nb, cross_.as<double>(), syrk_workspace_.as<void>(),
+                              syrk_workspace_.bytes(), stream_),
+               "SYRK"));
   unsigned long long count = 0;
   host_sum_.resize(static_cast<std::size_t>(nb));
   host_cross_.resize(static_cast<std::size_t>(nb) * nb);

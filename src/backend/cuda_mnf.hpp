@@ -1,6 +1,6 @@
 // MNF/PCA per-tile operations on one GPU, behind the Backend seam: the raw tile is
 // copied as stored (int16 stays 2 bytes) through a pinned buffer and widened on the
-// device; statistics in FP64 (cuBLAS DSYRK), transforms as FP64 DGEMM rounded once to
+// device; statistics in FP64 (the hand SYRK kernel), transforms as FP64 DGEMM rounded once to
 // float32 (the accuracy the SPy comparison needs; see docs/PERFORMANCE.md for the
 // FP32 variants measured against it).
 #pragma once
@@ -62,7 +62,7 @@ class MnfEngine {
   bool mask_ready_ = false;      // its exclusion mask is computed for the current rules
   std::vector<int> rules_bands_; // the good bands uploaded
   PinnedBuffer staging_;
-  DeviceBuffer raw_, valid_, good_bands_, matrix_, workspace_, vector_, product_, map_;
+  DeviceBuffer raw_, valid_, good_bands_, matrix_, workspace_, syrk_workspace_, vector_, product_, map_;
   DeviceBuffer count_, sum_, cross_;
   const void* map_key_ = nullptr;
   std::vector<double> host_cross_, host_sum_;
