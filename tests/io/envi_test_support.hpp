@@ -19,33 +19,13 @@
 #include "io/data_type.hpp"
 #include "io/error.hpp"
 #include "io/metadata.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace hb::io::test {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hb_envi_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& entry : std::filesystem::directory_iterator(path_)) out.push_back(entry.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::filesystem::path path_;
+// A scratch directory per test (tests/support/scratch_dir.hpp).
+struct TempDir : hb::test::ScratchDir {
+  TempDir() : ScratchDir("hb_envi") {}
 };
 
 inline void write_file(const std::string& path, const std::string& contents) {

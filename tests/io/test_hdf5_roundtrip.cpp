@@ -122,9 +122,9 @@ TEST(Hdf5Writer, UncommittedWriterLeavesNoFile) {
     auto writer = create_cube(dir.file("abandoned.h5"), info);
     ASSERT_TRUE(writer.ok()) << writer.error().line();
     ASSERT_TRUE((*writer)->write_rows({0, 4}, pattern_rows(info, {0, 4})).ok());
-    EXPECT_EQ(dir.entries().size(), 1u);  // the hidden temporary
+    EXPECT_EQ(dir.names().size(), 1u);  // the hidden temporary
   }
-  EXPECT_TRUE(dir.entries().empty());
+  EXPECT_TRUE(dir.names().empty());
 }
 
 TEST(Hdf5Writer, CommitFailsUntilEveryRowIsWritten) {
@@ -140,7 +140,7 @@ TEST(Hdf5Writer, CommitFailsUntilEveryRowIsWritten) {
     EXPECT_NE(committed.error().message.find("row 2 of 4"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists(dir.file("partial.h5")));
   }
-  EXPECT_TRUE(dir.entries().empty());
+  EXPECT_TRUE(dir.names().empty());
 }
 
 TEST(Hdf5Writer, CommitReplacesAnExistingFileAndLeavesNoTemporary) {
@@ -148,7 +148,7 @@ TEST(Hdf5Writer, CommitReplacesAnExistingFileAndLeavesNoTemporary) {
   const auto info = make_info(DataType::u16, {3, 2, 2});
   write_pattern(dir.file("scene.h5"), info, 3);
   write_pattern(dir.file("scene.h5"), info, 1);
-  EXPECT_EQ(dir.entries(), std::vector<std::string>{"scene.h5"});
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"scene.h5"});
 }
 
 TEST(Hdf5Writer, RejectsWrongSizesRangesAndEmptyShapes) {

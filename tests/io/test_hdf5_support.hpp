@@ -13,30 +13,13 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace hb::io::testing {
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hb_hdf5_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  // Every entry of the directory, hidden temporaries included.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(path_))
-      names.push_back(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
+// A scratch directory per test (tests/support/scratch_dir.hpp).
+struct ScratchDir : hb::test::ScratchDir {
+  ScratchDir() : hb::test::ScratchDir("hb_hdf5") {}
 };
 
 inline const std::vector<DataType>& all_data_types() {
