@@ -125,7 +125,12 @@ std::vector<std::string_view> split_list(const Entry& entry) {
   return items;
 }
 
-bool parse_int(std::string_view s, std::int64_t& out) {
+namespace {
+
+// from_chars over the whole trimmed text; a leading '+' is accepted (ENVI writers emit
+// it), "+-" is not.
+template <class Number>
+bool parse_number(std::string_view s, Number& out) {
   s = trim(s);
   if (!s.empty() && s.front() == '+') {
     s.remove_prefix(1);
@@ -136,15 +141,9 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   return ec == std::errc{} && end == s.data() + s.size();
 }
 
-bool parse_double(std::string_view s, double& out) {
-  s = trim(s);
-  if (!s.empty() && s.front() == '+') {
-    s.remove_prefix(1);
-    if (!s.empty() && s.front() == '-') return false;
-  }
-  if (s.empty()) return false;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && end == s.data() + s.size();
-}
+}  // namespace
+
+bool parse_int(std::string_view s, std::int64_t& out) { return parse_number(s, out); }
+bool parse_double(std::string_view s, double& out) { return parse_number(s, out); }
 
 }  // namespace hb::io::envi
