@@ -8,7 +8,8 @@ fi
 export PATH="$PATH:/usr/local/cuda/bin"
 # Open MPI refuses root unless told; tests and demos start real ranks.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-build_preset() {  # build_preset PRESET
-  cmake --preset "$1" >/dev/null
-  cmake --build "$repo/build/$1" -j "$jobs"
+build_preset() {  # build_preset PRESET [TARGET...]
+  local preset=$1; shift
+  cmake --preset "$preset" >/dev/null
+  cmake --build "$repo/build/$preset" -j "$jobs" ${1:+--target "$@"}
 }
