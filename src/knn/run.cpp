@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/scene_pass.hpp"
 #include "src/knn/training_file.hpp"
@@ -18,8 +19,9 @@ Status check_job(const KnnJob& job) {
     return Error{ErrorKind::usage, {}, "--truth", "give --truth RASTER (with a split) or --train FILE.h5"};
   if (!job.train_file.empty() && (job.split.fraction || job.split.per_class))
     return Error{ErrorKind::usage, {}, "--train", "--train-fraction/--train-per-class need --truth without --train"};
-  if (job.features.kind == FeatureSpec::Kind::mnf)
-    return Error{ErrorKind::usage, {}, "--features", "mnf features are not available in this build yet"};
+  if (job.features.kind == FeatureSpec::Kind::mnf && !job.train_file.empty())
+    return Error{ErrorKind::usage, {}, "--features",
+                 "mnf:N needs --truth: the features of a training file are bands, not components"};
   return {};
 }
 
@@ -84,8 +86,10 @@ Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, cons
 
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) {
   HB_TRY(check_job(job));
+  if (job.features.kind == FeatureSpec::Kind::mnf && job.features_scene.empty())
+    return run_on_mnf_components(job, progress);
   SceneContext s;
-  auto cube = io::open_cube(job.scene);
+  auto cube = io::open_cube(job.features_scene.empty() ? job.scene : job.features_scene);
   if (!cube) return cube.error();
   s.cube = std::move(*cube);
   const auto& shape = s.cube->info().shape;

@@ -25,6 +25,9 @@ struct KnnJob {
   std::string save_training;  // HDF5 training file of the drawn training rows
   SplitOptions split;
   FeatureSpec features;
+  // Set by the mnf:N path: the cube the features are read from (the scene's MNF
+  // components); empty = the scene itself.
+  std::string features_scene;
   ClassifyOptions classify;
   std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
   std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source
