@@ -83,6 +83,8 @@ Registered register_knn(CLI::App& root) {
   app->add_option("--select", o->select, "k-selection method")->check(CLI::IsMember({"auto", "kmin", "bitonic", "fast"}));
   app->add_option("--weights", o->weights, "Vote weights")->check(CLI::IsMember({"uniform", "distance"}));
   app->add_option("--features", o->features, "Features: bands (bad bands dropped) or mnf:N");
+  app->add_option("--apply", job.mnf_stats, "With mnf:N: apply the MNF basis of this statistics file")
+      ->check(CLI::ExistingFile);
   app->add_option("--tile-rows", job.classify.tile_rows, "Scene rows per tile (0 = from a memory budget)")
       ->check(CLI::NonNegativeNumber);
   app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")

@@ -18,6 +18,7 @@ Result<KnnJobResult> run_on_mnf_components(const KnnJob& job, const ProgressFn& 
   mnf.scene = job.scene;
   mnf.output = components;
   mnf.selection.components = job.features.components;
+  mnf.apply_stats = job.mnf_stats;
   mnf.backend = job.classify.backend;
   spdlog::info("knn: features are the first {} MNF components of {}", job.features.components, job.scene);
   HB_TRY(mnf::run(mnf, mpi::Comm::self()));

@@ -19,6 +19,8 @@ Status check_job(const KnnJob& job) {
     return Error{ErrorKind::usage, {}, "--truth", "give --truth RASTER (with a split) or --train FILE.h5"};
   if (!job.train_file.empty() && (job.split.fraction || job.split.per_class))
     return Error{ErrorKind::usage, {}, "--train", "--train-fraction/--train-per-class need --truth without --train"};
+  if (!job.mnf_stats.empty() && job.features.kind != FeatureSpec::Kind::mnf)
+    return Error{ErrorKind::usage, {}, "--apply", "--apply STATS.h5 gives MNF features: add --features mnf:N"};
   if (job.features.kind == FeatureSpec::Kind::mnf && !job.train_file.empty())
     return Error{ErrorKind::usage, {}, "--features",
                  "mnf:N needs --truth: the features of a training file are bands, not components"};

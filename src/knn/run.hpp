@@ -28,6 +28,9 @@ struct KnnJob {
   // Set by the mnf:N path: the cube the features are read from (the scene's MNF
   // components); empty = the scene itself.
   std::string features_scene;
+  // With mnf:N: statistics file (hyperbatch mnf --stats-only) whose basis is applied
+  // instead of computing the scene's own (a campaign-wide basis).
+  std::string mnf_stats;
   ClassifyOptions classify;
   std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
   std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source

@@ -1,6 +1,7 @@
 """`hyperbatch knn --features mnf:N` classifies on the scene's first N MNF components:
 the labels equal scikit-learn's brute-force KNN fitted on the components that
-`hyperbatch mnf --components N` writes (read with h5py), on the same training split.
+`hyperbatch mnf --components N` writes (read with h5py), on the same training split;
+`--apply STATS.h5` uses a basis computed elsewhere.
 Runs on a synthetic scene the test generates, so it needs no shared data."""
 import json
 import os
@@ -47,4 +48,16 @@ with hbtest.workdir() as tmp:
     agreement = float((got[valid] == want).mean())
     print(f"mnf:{N} features: {agreement:.5f} of {valid.sum()} labels equal sklearn's")
     checks.true(agreement >= 0.999, f"label agreement with sklearn on MNF components {agreement:.5f} < 0.999")
+
+    # --apply: a basis computed elsewhere (here the scene's own, via --stats-only) gives
+    # the same class map as computing it in the run.
+    stats = os.path.join(tmp, "stats.h5")
+    hbtest.run(args.cli, "mnf", scene, "-o", stats, "--stats-only")
+    applied = os.path.join(tmp, "classes_applied.hdr")
+    hbtest.run(args.cli, "knn", scene, "--truth", truth, "--train-fraction", 0.1, "--seed", 5, "-k", K,
+               "--features", f"mnf:{N}", "--apply", stats, "-o", applied)
+    same = np.asarray(envi.open(applied).load()).reshape(-1).astype(np.int64)
+    checks.true(np.array_equal(same, got), "--apply with the scene's own statistics gives the same class map")
+    hbtest.run(args.cli, "knn", scene, "--truth", truth, "--train-fraction", 0.1, "-k", K, "--apply", stats,
+               "-o", os.path.join(tmp, "refused.hdr"), expect=2)
 checks.done("test_knn_mnf_features")
