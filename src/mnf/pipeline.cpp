@@ -59,6 +59,19 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
   return std::vector<double>(rules.bands.size(), 0.0);
 }
 
+// Calls f(tile) for every tile of `reader`, adding the time spent waiting for input.
+template <class F>
+Status for_each_tile(io::TileReader& reader, double& input_wait, F&& f) {
+  while (true) {
+    const Stopwatch wait;
+    auto tile = reader.next();
+    input_wait += wait.seconds();
+    if (!tile) return tile.error();
+    if (!*tile) return {};
+    HB_TRY(f(**tile));
+  }
+}
+
 void allreduce(const mpi::Comm& comm, Moments& m) {
   std::int64_t count[1] = {m.count};
   comm.allreduce_sum(count);
@@ -100,17 +113,14 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   io::TileReader reader(cube, rank_tiles(info.shape.lines, rows, comm), std::max(halo.above, halo.below),
                         backend.host_allocator());
   double input_wait = 0, compute = 0;
-  while (true) {
-    const Stopwatch wait;
-    auto tile = reader.next();
-    input_wait += wait.seconds();
-    if (!tile) return tile.error();
-    if (!*tile) break;
+  const Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
     const Stopwatch work;
-    HB_TRY(backend.accumulate_moments(**tile, stats.rules, stats.data));
-    if (with_noise) HB_TRY(backend.accumulate_noise_moments(**tile, stats.rules, noise_config, stats.noise));
+    HB_TRY(backend.accumulate_moments(tile, stats.rules, stats.data));
+    if (with_noise) HB_TRY(backend.accumulate_noise_moments(tile, stats.rules, noise_config, stats.noise));
     compute += work.seconds();
-  }
+    return {};
+  });
+  if (!pass) return pass.error();
   spdlog::info("statistics pass on {}: {} rows per tile, {:.3f} s waiting for input, {:.3f} s computing",
                backend.name(), rows, input_wait, compute);
   allreduce(comm, stats.data);
@@ -159,21 +169,17 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   // align call counts across ranks.
   io::TileReader reader(cube, rank_tiles(shape.lines, rows, comm), 0, allocator);
   double input_wait = 0, compute = 0, output = 0;
-  while (true) {
-    const Stopwatch wait;
-    auto tile = reader.next();
-    input_wait += wait.seconds();
-    if (!tile) return tile.error();
-    if (!*tile) break;
-    const io::Tile& current = **tile;
-    out.resize(static_cast<std::size_t>(current.pixels() * outputs));
+  const Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
+    out.resize(static_cast<std::size_t>(tile.pixels() * outputs));
     const Stopwatch work;
-    HB_TRY(per_tile(current, std::span<float>(out)));
+    HB_TRY(per_tile(tile, std::span<float>(out)));
     compute += work.seconds();
     const Stopwatch write;
-    HB_TRY(writer.write_rows(current.core(), std::as_bytes(std::span<const float>(out))));
+    HB_TRY(writer.write_rows(tile.core(), std::as_bytes(std::span<const float>(out))));
     output += write.seconds();
-  }
+    return {};
+  });
+  if (!pass) return pass.error();
   spdlog::info("{}: {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s writing", stage, input_wait, compute,
                output);
   log_rate(stage, clock.seconds(), cube.info().total_bytes());
