@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The one device call: unpack the bundle (bench/make_bundle), run every gtest binary
+# (the GPU tests run here; CI has no GPU), then each benchmark part bench/device/PART.sh
+# named in HB_DEVICE_PARTS (default: all of them, in file-name order). Each part is
+# sourced with $bin, $out, $work and the helpers log/now/since; its figures go to
+# $out/summary.txt, which is what docs/PERFORMANCE.md quotes.
+#   HB_DEVICE_TESTS=0 skips the gtests; HB_DEVICE_TESTS=PATTERN runs the matching ones.
+set -uo pipefail
+out=${OUT:-$PWD/bench-out}; mkdir -p "$out"
+work=${HB_BENCH_WORK:-/tmp/hb-bench}; mkdir -p "$work"
+tar -C .dev -xJf .dev/bundle.tar.xz
+export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+# The tests look for the real data where CI keeps it (../shared/data beside the clone).
+mkdir -p "$(dirname "$PWD")/shared" && ln -sfn "$PWD/.dev/data" "$(dirname "$PWD")/shared/data"
+bin=$PWD/.dev/bin
+log() { echo "== $*" | tee -a "$out/summary.txt"; }
+now() { date +%s.%N; }
+since() { python3 -c "print(round($(now) - $1, 3))"; }
+# The 5 GB synthetic AVIRIS flightline (677 x 16384 x 224 int16) the issues benchmark
+# on, made once per call: sets $scene.
+ensure_flightline() {
+  scene=$work/flightline.hdr
+  [[ -f ${scene%.hdr}.img ]] && return
+  local t0; t0=$(now)
+  "$bin/hyperbatch" -q synth -o "$scene" --lines 16384 --samples 677 --bands 224 --classes 8 --seed 1 \
+    --fill-border 0.1 >/dev/null
+  log "synth 5 GB flightline: $(since $t0) s"
+}
+
+log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';') / $(nproc) cores"
+tests=${HB_DEVICE_TESTS:-.}
+if [[ $tests != 0 ]]; then
+  for t in "$bin"/test_*; do
+    name=$(basename "$t"); [[ $name =~ $tests ]] || continue
+    timeout 300 "$t" --gtest_brief=1 > "$out/$name.log" 2>&1; rc=$?
+    log "$name: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' ')"
+  done
+fi
+for part in ${HB_DEVICE_PARTS:-$(ls bench/device | sed 's/\.sh$//')}; do
+  log "part $part"
+  # shellcheck source=/dev/null
+  source "bench/device/$part.sh"
+done
