@@ -10,6 +10,7 @@
 
 #include "io/error.hpp"
 #include "io/tile.hpp"
+#include "src/linalg/eigen.hpp"
 
 namespace hb {
 
@@ -34,6 +35,14 @@ class Backend {
   // Memory for the tiles this backend consumes: pinned on CUDA, so that tiles cross to
   // the device without a staging copy. Empty = plain heap.
   virtual io::HostAllocator host_allocator() const { return {}; }
+
+  // The per-tile working-memory budget to use when `wanted` is asked for: less where
+  // the device has less free (CUDA), so scenes larger than the GPU stream through.
+  virtual std::int64_t tile_budget_bytes(std::int64_t wanted) const { return wanted; }
+
+  // Symmetric eigendecomposition for the basis (LAPACK here, cuSOLVER on CUDA), in
+  // linalg's descending, sign-normalised form so that backends agree.
+  virtual Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) { return linalg::symmetric_eigen(a); }
 
   // Widens a tile's held samples to float32 (canonical layout kept).
   virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
