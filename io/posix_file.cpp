@@ -17,9 +17,9 @@ namespace {
 
 std::string os_error(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Pieces of at least 8 MiB, at most 8 threads: enough to saturate a page-cache copy on
+// Pieces of at least 2 MiB, at most 8 threads: enough to saturate a page-cache copy on
 // a GPU host without oversubscribing small machines.
-constexpr std::size_t kParallelPieceBytes = std::size_t{8} << 20;
+constexpr std::size_t kParallelPieceBytes = std::size_t{2} << 20;
 
 unsigned read_threads_for(std::size_t bytes) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

@@ -28,7 +28,7 @@ std::vector<std::byte> pattern(std::size_t bytes) {
 
 TEST(ParallelRead, LargeUnalignedReadsEqualTheFileBytes) {
   const test::ScratchDir dir("hb_threaded_io");
-  const auto data = pattern((std::size_t{41} << 20) + 777);  // several 8 MiB pieces and a ragged end
+  const auto data = pattern((std::size_t{41} << 20) + 777);  // every thread gets a piece, and a ragged end
   const auto path = dir.file("big.bin");
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
   auto file = PosixFile::open_read(path);
