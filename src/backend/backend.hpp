@@ -58,6 +58,10 @@ class Backend {
   // The tile must carry noise_halo(config.estimator) rows where the scene has them.
   virtual Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
                                           const mnf::NoiseConfig& config, mnf::Moments& noise);
+  // accumulate_* may run asynchronously (CUDA: the next tile's copy overlaps this one's
+  // kernels, the sums stay on the device). After finish_moments() every Moments passed
+  // to them holds its totals. Call it before reading or reducing them.
+  virtual Status finish_moments() { return {}; }
   // Applies `map` to every core pixel: out is [core pixels x map.outputs()] float32,
   // excluded pixels get map.fill. Accumulate in FP64 (float32 GEMM misses the 1e-6-of-sd
   // accuracy on low-SNR MNF components of real 198-band scenes), round once at the end.

@@ -78,6 +78,7 @@ class CudaBackend final : public Backend {
                                   const mnf::NoiseConfig& config, mnf::Moments& noise) override {
     return mnf_engine().accumulate_noise_moments(tile, rules, config, noise);
   }
+  Status finish_moments() override { return mnf_ ? mnf_->finish_moments() : Status{}; }
   Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                    std::span<float> out) override {
     return mnf_engine().transform(tile, rules, map, out);

@@ -53,6 +53,7 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
     if (!tile) return tile.error();
     Moments probe = Moments::zero(std::vector<double>(rules.bands.size(), 0.0));
     HB_TRY(backend.accumulate_moments(*tile, rules, probe));
+    HB_TRY(backend.finish_moments());
     if (probe.count == 0) continue;
     for (auto& s : probe.sum) s /= static_cast<double>(probe.count);
     return probe.sum;
@@ -127,6 +128,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
     return {};
   });
   if (!pass) return pass.error();
+  HB_TRY(backend.finish_moments());
   spdlog::info("statistics pass on {}: {} rows per tile, {:.3f} s waiting for input, {:.3f} s computing",
                backend.name(), rows, input_wait, compute);
   allreduce(comm, stats.data);
