@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "io/error.hpp"
 #include "io/tile.hpp"
@@ -74,6 +75,11 @@ class Backend {
 Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device = 0);
 
 bool cuda_compiled_in();
+
+// Starts the CUDA driver and the context of this rank's GPU on a thread, so that it
+// overlaps MPI start-up (each takes a few tenths of a second). Join before exiting; an
+// empty thread without CUDA.
+std::thread warm_up_device();
 int cuda_device_count();  // 0 without HB_CUDA or without a GPU
 
 }  // namespace hb

@@ -102,6 +102,11 @@ int cuda_visible_devices() {
   return count;
 }
 
+void warm_up_cuda_context(int device) {
+  if (device < 0 || device >= cuda_visible_devices()) return;
+  if (cudaSetDevice(device) == cudaSuccess) cudaFree(nullptr);  // cudaFree(0) creates the context
+}
+
 Result<std::unique_ptr<Backend>> make_cuda_backend(int device) {
   const int count = cuda_visible_devices();
   if (count == 0) return Error{ErrorKind::resource, {}, "--backend", "no CUDA device is visible"};
