@@ -49,6 +49,11 @@ struct SearchOptions {
   Metric metric = Metric::euclidean;
   SelectMethod select = SelectMethod::automatic;
   std::int64_t scratch_bytes = std::int64_t{64} << 20;  // distance block budget
+  // CUDA: device memory for query blocks (queries, lists, distance tiles) and, as much
+  // again, for cached training chunks; 0 = from the free device memory (30% for blocks,
+  // at most 8 GiB; 50% for the cache). Tests set it small to force many blocks and
+  // streamed chunks.
+  std::int64_t device_scratch_bytes = 0;
 };
 
 class KnnSearch {
