@@ -1,11 +1,11 @@
 // fast: selection fused with distance finishing, so finished distances are never
 // written. One block per query row of an inner-product slab. Each round, every thread
 // finishes kPerThread distances and keeps those closer than the list's current k-th
-// pair (the threshold) in a shared-memory candidate buffer; when the next round could
-// overflow it, the buffer is bitonic-sorted and merged into the running list (merge
-// path by binary search), which tightens the threshold. With k small the threshold is
-// tight after the first merge and almost nothing is buffered; any k works because the
-// running list lives in global memory.
+// pair (the threshold) in a shared-memory candidate buffer; when it holds max(k, one
+// round) candidates or the next round could overflow it, the buffer is bitonic-sorted
+// and merged into the running list (merge path by binary search), which tightens the
+// threshold. With k small the threshold is tight after the first merge and almost
+// nothing is buffered; any k works because the running list lives in global memory.
 #include "kernels/knn/detail/pair.cuh"
 
 namespace hb::kernels::knn {
@@ -56,12 +56,15 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
   const float* row = slab + static_cast<std::int64_t>(r) * ld;
   if (threadIdx.x == 0) buf.count = 0;
   __syncthreads();
+  const int flush_at = max(k, kRound);
   float bound_d = run_d[k - 1];
   std::int64_t bound_i = run_i[k - 1];
   for (int base = 0; base < cols; base += kRound) {
     const int held = buf.count;  // same value in every thread: read between barriers
     __syncthreads();
-    if (held > kCapacity - kRound) {
+    // Flush when the next round could overflow, and as soon as k candidates are held:
+    // early flushes tighten the threshold (for small k, after the first round).
+    if (held > kCapacity - kRound || held >= flush_at) {
       flush(buf, held, first_index, run_d, run_i, k, scratch_d, scratch_i);
       bound_d = run_d[k - 1];
       bound_i = run_i[k - 1];

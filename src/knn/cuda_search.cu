@@ -6,6 +6,8 @@
 //    top-k per row, merged into the running lists (GS_KNN's layout).
 //  fast: SGEMM slabs of kFastRows x kSlabCols (32 MiB, L2-sized) consumed by the fused
 //    finish + filter + merge kernel: the finished distances are never written.
+// The SGEMMs run on their own stream into two tiles, so that the next slab's inner
+// products overlap the selection of the current one; events order the two streams.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -44,6 +46,9 @@ class CudaKnnSearch final : public KnnSearch {
   CudaKnnSearch(const SearchOptions& options, int device) : options_(options), chosen_(options.select), device_(device) {}
   ~CudaKnnSearch() override {
     if (blas_) cublasDestroy(blas_);
+    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
+      if (*e) cudaEventDestroy(*e);
+    if (gemm_stream_) cudaStreamDestroy(gemm_stream_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   CudaKnnSearch(const CudaKnnSearch&) = delete;
@@ -52,8 +57,11 @@ class CudaKnnSearch final : public KnnSearch {
   Status init() {
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
+      HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
     HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
-    HB_CUBLAS_TRY(cublasSetStream(blas_, stream_), "cublasSetStream");
+    HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
     // Plain FP32: no TF32 tensor-core rounding of the inner products.
     HB_CUBLAS_TRY(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -113,6 +121,7 @@ class CudaKnnSearch final : public KnnSearch {
   Status reserve(SelectMethod method, int rows, std::int64_t cols, std::int64_t dims, int k) {
     const auto list_slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
     const bool full_rows = method != SelectMethod::fast;
+    // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
                                        : std::size_t{kFastRows} * kSlabCols;
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
@@ -120,7 +129,8 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
                 "cudaMalloc (queries)");
     HB_CUDA_TRY(query_norms_.reserve(static_cast<std::size_t>(rows) * 4), "cudaMalloc (norms)");
-    HB_CUDA_TRY(tile_.reserve(tile * 4), "cudaMalloc (distance tile)");
+    HB_CUDA_TRY(tiles_[0].reserve(tile * 4), "cudaMalloc (distance tile)");
+    if (!full_rows) HB_CUDA_TRY(tiles_[1].reserve(tile * 4), "cudaMalloc (distance tile)");
     return {};
   }
 
@@ -191,15 +201,30 @@ class CudaKnnSearch final : public KnnSearch {
     return {};
   }
 
-  // C[cols x rows] (column-major, ldc) = T[c0 .. c0 + cols)^T-rows times the queries:
-  // row-major, tile[r * ldc + c] = q_(q0 + r) . t_(c0 + c).
-  Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc) {
+  // Tiles and uploads become free for the SGEMM stream as of now on the main stream.
+  Status open_tiles() {
+    for (auto* e : tile_free_) HB_CUDA_TRY(cudaEventRecord(e, stream_), "cudaEventRecord");
+    return {};
+  }
+
+  // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
+  // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
+  Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot) {
+    HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
     HB_CUBLAS_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one,
                               chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_, dims_,
                               queries_.as<float>() + static_cast<std::int64_t>(q0) * dims_, dims_, &zero,
-                              tile_.as<float>(), ldc),
+                              tiles_[slot].as<float>(), ldc),
                   "cublasSgemm");
+    HB_CUDA_TRY(cudaEventRecord(tile_ready_[slot], gemm_stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaStreamWaitEvent(stream_, tile_ready_[slot], 0), "cudaStreamWaitEvent");
+    return {};
+  }
+
+  // After the main stream's last reader of tile `slot`.
+  Status release_tile(int slot) {
+    HB_CUDA_TRY(cudaEventRecord(tile_free_[slot], stream_), "cudaEventRecord");
     return {};
   }
 
@@ -212,7 +237,9 @@ class CudaKnnSearch final : public KnnSearch {
   // One query block (queries and running lists already on the device) against a chunk.
   Status run(SelectMethod method, const DeviceChunk& chunk, std::int64_t first_index, int rows, int k) {
     const int cols = static_cast<int>(chunk.count);
+    HB_TRY(open_tiles());
     if (method == SelectMethod::fast) {
+      int slot = 0;
       for (int q0 = 0; q0 < rows; q0 += kFastRows) {
         const int sub = std::min(kFastRows, rows - q0);
         const auto offset = static_cast<std::int64_t>(q0) * k;
@@ -220,23 +247,26 @@ class CudaKnnSearch final : public KnnSearch {
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
         for (int c0 = 0; c0 < cols; c0 += kSlabCols) {
           const int slab = std::min(kSlabCols, cols - c0);
-          HB_TRY(inner_products(chunk, q0, sub, c0, slab, kSlabCols));
-          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tile_.as<float>(), sub, slab, kSlabCols, c0, first_index,
-                                       running, scratch, stream_),
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, kSlabCols, slot));
+          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, kSlabCols, c0,
+                                       first_index, running, scratch, stream_),
                       "fused selection kernel");
+          HB_TRY(release_tile(slot));
+          slot ^= 1;
         }
       }
       return {};
     }
-    HB_TRY(inner_products(chunk, 0, rows, 0, cols, cols));
-    HB_CUDA_TRY(kk::finish_distances(inputs(chunk, 0), tile_.as<float>(), rows, cols, cols, 0, stream_),
+    HB_TRY(inner_products(chunk, 0, rows, 0, cols, cols, 0));
+    const float* tile = tiles_[0].as<float>();
+    HB_CUDA_TRY(kk::finish_distances(inputs(chunk, 0), tiles_[0].as<float>(), rows, cols, cols, 0, stream_),
                 "distance kernel");
     const kk::Lists candidates = lists(cand_d_, cand_i_, k);
     if (method == SelectMethod::kmin)
-      HB_CUDA_TRY(kk::select_kmin(tile_.as<float>(), rows, cols, cols, first_index, candidates, stream_), "kmin kernel");
+      HB_CUDA_TRY(kk::select_kmin(tile, rows, cols, cols, first_index, candidates, stream_), "kmin kernel");
     else
-      HB_CUDA_TRY(kk::select_bitonic(tile_.as<float>(), rows, cols, cols, first_index, candidates, stream_),
-                  "bitonic kernel");
+      HB_CUDA_TRY(kk::select_bitonic(tile, rows, cols, cols, first_index, candidates, stream_), "bitonic kernel");
+    HB_TRY(release_tile(0));
     HB_CUDA_TRY(kk::merge_lists(lists(run_d_, run_i_, k), candidates, std::min(k, cols), rows,
                                 lists(scratch_d_, scratch_i_, k), stream_),
                 "merge kernel");
@@ -295,7 +325,10 @@ class CudaKnnSearch final : public KnnSearch {
   SearchOptions options_;
   SelectMethod chosen_;
   int device_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;       // uploads, kernels, downloads
+  cudaStream_t gemm_stream_ = nullptr;  // the SGEMMs
+  cudaEvent_t tile_free_[2] = {nullptr, nullptr};
+  cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;
   std::int64_t cache_budget_ = 0;
   std::int64_t work_budget_ = 0;
@@ -303,7 +336,7 @@ class CudaKnnSearch final : public KnnSearch {
   std::map<std::int64_t, std::unique_ptr<DeviceChunk>> cache_;
   DeviceChunk streamed_;
   int dims_ = 0;
-  cuda::DeviceBuffer queries_, query_norms_, tile_;
+  cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
 };
 
