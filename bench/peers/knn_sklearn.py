@@ -12,7 +12,11 @@ import os
 import platform
 import time
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    print("# knn_sklearn: numpy is not installed for this python; no CPU peer figures here")
+    raise SystemExit(0)
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--queries", type=int, default=2000)

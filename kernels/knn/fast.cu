@@ -6,6 +6,8 @@
 // and merged into the running list (merge path by binary search), which tightens the
 // threshold. With k small the threshold is tight after the first merge and almost
 // nothing is buffered; any k works because the running list lives in global memory.
+#include <algorithm>
+
 #include "kernels/knn/detail/pair.cuh"
 
 namespace hb::kernels::knn {
@@ -95,6 +97,17 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
 }
 
 }  // namespace
+
+int fused_rows_per_wave() {
+  int device = 0, sms = 0, blocks = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel, kThreads, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 512;
+  }
+  return std::max(1, sms * blocks);
+}
 
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
                          std::int64_t first_index, Lists running, Lists scratch, cudaStream_t stream) {

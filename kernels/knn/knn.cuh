@@ -70,6 +70,8 @@ cudaError_t merge_lists(Lists running, Lists candidates, int count, int rows, Li
 // `running` when full. The finished distances are never written. Any k.
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
                          std::int64_t first_index, Lists running, Lists scratch, cudaStream_t stream);
+// Blocks (rows) of select_fused resident at once on the current GPU: one wave.
+int fused_rows_per_wave();
 
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id
 // of every training row (global index). classes <= vote_max_classes().

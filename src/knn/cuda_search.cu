@@ -4,7 +4,8 @@
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
-//  fast: SGEMM slabs of kFastRows x kSlabCols (32 MiB, L2-sized) consumed by the fused
+//  fast: SGEMM slabs of fast_rows_ x slab_cols_ (32 MiB, L2-sized; the rows are two
+//    waves of the fused kernel on this GPU) consumed by the fused
 //    finish + filter + merge kernel: the finished distances are never written.
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
@@ -28,8 +29,7 @@ namespace {
 
 namespace kk = hb::kernels::knn;
 
-constexpr int kFastRows = 1024;
-constexpr int kSlabCols = 8192;
+constexpr std::int64_t kSlabElements = std::int64_t{8} << 20;  // 32 MiB of inner products
 constexpr int kProbeRows = 256;
 constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
 
@@ -67,6 +67,9 @@ class CudaKnnSearch final : public KnnSearch {
     std::size_t free_bytes = 0, total_bytes = 0;
     HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const auto free = static_cast<std::int64_t>(free_bytes);
+    // Fused-kernel rows: two full waves of blocks; slab columns: the rest of 32 MiB.
+    fast_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
+    slab_cols_ = static_cast<int>(std::clamp<std::int64_t>(kSlabElements / fast_rows_ / 1024 * 1024, 1024, 16384));
     cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
     work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
                                                      : std::min<std::int64_t>(free * 3 / 10, std::int64_t{8} << 30);
@@ -113,7 +116,7 @@ class CudaKnnSearch final : public KnnSearch {
   int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
     const bool full_rows = method != SelectMethod::fast;
     const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
-    const std::int64_t tile = full_rows ? 0 : std::int64_t{kFastRows} * kSlabCols * 4;
+    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows_} * slab_cols_ * 4;
     const std::int64_t budget = std::max(work_budget_ - tile, per_query);
     return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
   }
@@ -123,7 +126,7 @@ class CudaKnnSearch final : public KnnSearch {
     const bool full_rows = method != SelectMethod::fast;
     // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
-                                       : std::size_t{kFastRows} * kSlabCols;
+                                       : static_cast<std::size_t>(fast_rows_) * static_cast<std::size_t>(slab_cols_);
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -240,15 +243,15 @@ class CudaKnnSearch final : public KnnSearch {
     HB_TRY(open_tiles());
     if (method == SelectMethod::fast) {
       int slot = 0;
-      for (int q0 = 0; q0 < rows; q0 += kFastRows) {
-        const int sub = std::min(kFastRows, rows - q0);
+      for (int q0 = 0; q0 < rows; q0 += fast_rows_) {
+        const int sub = std::min(fast_rows_, rows - q0);
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
-        for (int c0 = 0; c0 < cols; c0 += kSlabCols) {
-          const int slab = std::min(kSlabCols, cols - c0);
-          HB_TRY(inner_products(chunk, q0, sub, c0, slab, kSlabCols, slot));
-          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, kSlabCols, c0,
+        for (int c0 = 0; c0 < cols; c0 += slab_cols_) {
+          const int slab = std::min(slab_cols_, cols - c0);
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, slab_cols_, slot));
+          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, slab_cols_, c0,
                                        first_index, running, scratch, stream_),
                       "fused selection kernel");
           HB_TRY(release_tile(slot));
@@ -330,6 +333,8 @@ class CudaKnnSearch final : public KnnSearch {
   cudaEvent_t tile_free_[2] = {nullptr, nullptr};
   cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;
+  int fast_rows_ = 1024;
+  int slab_cols_ = 8192;
   std::int64_t cache_budget_ = 0;
   std::int64_t work_budget_ = 0;
   std::int64_t cached_bytes_ = 0;

@@ -1,10 +1,10 @@
 // The CUDA KnnSearch against a float64 brute force and against the CPU search. Integer
 // data keep FP32 GEMM distances exact, so every comparison is bit for bit, ties
 // included: every --select method, k in {1, 7, 64, 1000, 4096}, query and training
-// counts that are no multiple of any tile (1237 queries: one full fused block of 1024
-// and a partial one; 5003 rows), training sets cut into chunks, chunks that span
-// several fused slabs, lists carried over from the CPU, tiny device budgets that force
-// streamed chunks and many query blocks. Skips without a GPU.
+// counts that are no multiple of any tile (1237 queries, 5003 rows; 3001 queries over
+// 20011 rows span several fused sub-blocks and slabs, whose sizes follow the GPU's
+// occupancy), training sets cut into chunks, lists carried over from the CPU, tiny
+// device budgets that force streamed chunks and many query blocks. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,6 +154,25 @@ TEST(CudaKnnSearch, LargeChunksAndLargeKEqualTheCpu) {
                                  std::to_string(chunk_rows);
         EXPECT_EQ(count_differences(got, want, nq, what.c_str()), 0);
       }
+  }
+}
+
+// Many queries over many training rows: the fast path's query sub-blocks (two waves of
+// the fused kernel) and slabs both repeat, with ragged last ones.
+TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
+  const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
+  const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
+  for (const int k : {1, 100}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+    TopK want(kManyQueries, k);
+    ASSERT_TRUE(cpu->search(queries.data(), kManyQueries, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
+    auto search = gpu_search(SelectMethod::fast);
+    ASSERT_TRUE(search);
+    TopK got(kManyQueries, k);
+    search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
+    EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k;
   }
 }
 
