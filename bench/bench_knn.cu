@@ -20,20 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/timing.cuh"
 #include "src/knn/search.hpp"
 
 namespace {
 
 using namespace hb::knn;
-
-#define CHECK_CUDA(x)                                                                  \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 constexpr std::int64_t kTrain = 100000;
 constexpr std::int64_t kPilot = 2048;
@@ -64,20 +56,11 @@ double sgemm_gflops(cublasHandle_t blas, int m, int n, int kk, int reps) {
   CHECK_CUDA(cudaMemset(b, 0, sizeof(float) * static_cast<std::size_t>(kk) * n));
   const float one = 1.0f, zero = 0.0f;
   const auto run = [&] { cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &one, a, kk, b, kk, &zero, c, m); };
-  run();
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  CHECK_CUDA(cudaEventRecord(e0));
-  for (int r = 0; r < reps; ++r) run();
-  CHECK_CUDA(cudaEventRecord(e1));
-  CHECK_CUDA(cudaEventSynchronize(e1));
-  float ms = 0.0f;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  const double ms = hb::bench::time_ms(run, reps);
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
-  return 2.0 * m * n * kk * reps / (ms * 1e-3) / 1e9;
+  return 2.0 * m * n * kk / (ms * 1e-3) / 1e9;
 }
 
 std::vector<int> parse_list(const char* text) {

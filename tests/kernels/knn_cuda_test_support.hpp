@@ -1,5 +1,5 @@
-// Shared by the CUDA KNN tests: the device guard and a driver that searches a training
-// set cut into chunks (optionally visiting them last to first).
+// Shared by the CUDA KNN tests: the device guard, the CUDA search for a method, and a
+// pair-for-pair comparison of lists.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,26 +10,12 @@
 
 #include "src/backend/backend.hpp"
 #include "src/knn/search.hpp"
+#include "tests/src/knn_search_scenarios.hpp"
 
 #define HB_REQUIRE_GPU() \
   if (::hb::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"
 
 namespace hb::knn::test {
-
-// Folds every chunk of `train` ([n, dims]) into `running` with `search`.
-inline void search_chunks(KnnSearch& search, const std::vector<float>& queries, std::int64_t nq,
-                          const std::vector<float>& train, std::int64_t dims, std::int64_t chunk_rows, TopK& running,
-                          bool reverse = false) {
-  const std::int64_t n = static_cast<std::int64_t>(train.size()) / dims;
-  std::vector<std::int64_t> firsts;
-  for (std::int64_t first = 0; first < n; first += chunk_rows) firsts.push_back(first);
-  if (reverse) std::reverse(firsts.begin(), firsts.end());
-  for (const auto first : firsts) {
-    const TrainingChunk chunk{train.data() + first * dims, std::min(chunk_rows, n - first), dims, first};
-    const Status status = search.search(queries.data(), nq, chunk, running);
-    ASSERT_TRUE(status.ok()) << status.error().line();
-  }
-}
 
 inline std::unique_ptr<KnnSearch> gpu_search(SelectMethod method, Metric metric = Metric::euclidean,
                                              std::int64_t device_scratch_bytes = 0) {

@@ -11,8 +11,8 @@
 #include <numeric>
 #include <tuple>
 
-#include "src/knn/training.hpp"
 #include "tests/kernels/knn_cuda_test_support.hpp"
+#include "tests/src/knn_search_scenarios.hpp"
 #include "tests/src/knn_test_support.hpp"
 
 namespace hb::knn {
@@ -176,99 +176,26 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   }
 }
 
-// Duplicate training rows at equal distance: the lower index wins, whatever the method,
-// even when the duplicates sit in different chunks visited out of order.
+// The scenarios every backend passes (tests/src/knn_search_scenarios.hpp).
+test::SearchFactory gpu_factory() {
+  return [](SelectMethod method) { return gpu_search(method); };
+}
+
 TEST(CudaKnnSearch, TiesGoToTheLowerTrainingIndex) {
   HB_REQUIRE_GPU();
-  auto train = test::random_integers(60, kDims, 7, 5);
-  for (const std::int64_t t : {3, 10, 42, 57}) std::copy_n(train.begin() + 20 * kDims, kDims, train.begin() + t * kDims);
-  const std::vector<float> query(train.begin() + 20 * kDims, train.begin() + 21 * kDims);
-  const std::vector<std::int64_t> want{3, 10, 20, 42, 57};
-  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
-    for (const std::int64_t chunk : {60, 7, 11})
-      for (const bool reverse : {false, true}) {
-        auto search = gpu_search(method);
-        ASSERT_TRUE(search);
-        TopK got(1, 5);
-        search_chunks(*search, query, 1, train, kDims, chunk, got, reverse);
-        for (int j = 0; j < 5; ++j) {
-          EXPECT_EQ(got.indices(0)[j], want[static_cast<std::size_t>(j)])
-              << select_method_name(method) << " chunk " << chunk << " reverse " << reverse;
-          EXPECT_EQ(got.distances(0)[j], 0.0f);
-        }
-      }
+  test::expect_ties_go_to_the_lower_index(gpu_factory(), kDims);
 }
 
-// Real-valued duplicates come out at exactly 0 (the FP64 recompute near zero), as on the CPU.
 TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
   HB_REQUIRE_GPU();
-  constexpr std::int64_t kGroups = 16;
-  auto train = test::random_radiances(300, kDims, 8);
-  for (std::size_t i = 0; i < train.size(); ++i) train[i] += 1500.0f * static_cast<float>(i / kDims % 4);
-  for (std::int64_t g = 0; g < kGroups; ++g)
-    for (const std::int64_t copy : {100 + g, 200 + g})
-      std::copy_n(train.begin() + (20 + g) * kDims, kDims, train.begin() + copy * kDims);
-  auto source = memory_training_source(train, kDims, "dups");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
-  ASSERT_TRUE(prepared.ok());
-  std::vector<float> queries(train.begin() + 20 * kDims, train.begin() + (20 + kGroups) * kDims);
-  prepared->prepare_queries(queries.data(), kGroups);
-  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
-    auto search = gpu_search(method);
-    ASSERT_TRUE(search);
-    TopK running(kGroups, 4);
-    for (std::int64_t c = prepared->chunk_count(); c-- > 0;)
-      ASSERT_TRUE(search->search(queries.data(), kGroups, *prepared->chunk(c), running).ok());
-    for (std::int64_t g = 0; g < kGroups; ++g) {
-      const std::vector<std::int64_t> want{20 + g, 100 + g, 200 + g};
-      for (int j = 0; j < 3; ++j) {
-        EXPECT_EQ(running.indices(g)[j], want[static_cast<std::size_t>(j)]) << select_method_name(method) << " group " << g;
-        EXPECT_EQ(running.distances(g)[j], 0.0f) << select_method_name(method) << " group " << g;
-      }
-      EXPECT_GT(running.distances(g)[3], 0.0f);
-    }
-  }
+  test::expect_duplicates_at_exactly_zero(gpu_factory(), kDims);
 }
 
-// Radiance-like data centred on the training mean: distances within FP32 rounding of
-// float64, each returned neighbour truly at its rank's distance, and the GPU within
-// rounding of the CPU (cuBLAS and OpenBLAS round differently).
+// cuBLAS and OpenBLAS round differently: within rounding of float64, not bitwise.
 TEST(CudaKnnSearch, CentredRadiancesMatchFloat64WithinRounding) {
   HB_REQUIRE_GPU();
-  auto queries = test::random_radiances(301, kDims, 21);
-  const auto train_raw = test::random_radiances(kTrain, kDims, 22);
-  auto source = memory_training_source(train_raw, kDims, "radiances");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1024, 0);  // streamed, 5 chunks
-  ASSERT_TRUE(prepared.ok());
-  auto centred = queries;
-  prepared->prepare_queries(centred.data(), 301);
-  const int k = 1000;
-  for (const auto method : {SelectMethod::bitonic, SelectMethod::fast}) {
-    auto search = gpu_search(method);
-    ASSERT_TRUE(search);
-    TopK running(301, k);
-    for (std::int64_t c = 0; c < prepared->chunk_count(); ++c) {
-      auto chunk = prepared->chunk(c);
-      ASSERT_TRUE(chunk.ok());
-      ASSERT_TRUE(search->search(centred.data(), 301, *chunk, running).ok());
-    }
-    std::int64_t exact_rank_matches = 0;
-    for (std::int64_t q = 0; q < 301; ++q) {
-      const auto ref = test::brute_force(queries.data() + q * kDims, train_raw, kDims, k, test::squared_distance64);
-      for (int j = 0; j < k; ++j) {
-        const double want = ref.distance[static_cast<std::size_t>(j)];
-        const double tolerance = 2e-6 * want + 1e-3;
-        const auto idx = running.indices(q)[j];
-        ASSERT_GE(idx, 0);
-        ASSERT_LT(idx, kTrain);
-        const double truth = test::squared_distance64(queries.data() + q * kDims, train_raw.data() + idx * kDims, kDims);
-        ASSERT_NEAR(truth, want, tolerance) << select_method_name(method) << " query " << q << " rank " << j;
-        ASSERT_NEAR(running.distances(q)[j], want, tolerance);
-        exact_rank_matches += idx == ref.index[static_cast<std::size_t>(j)];
-      }
-    }
-    EXPECT_GT(exact_rank_matches, 301 * k * 99 / 100);
-  }
+  for (const auto method : {SelectMethod::bitonic, SelectMethod::fast})
+    test::expect_centred_radiances_within_rounding(gpu_factory(), method, kTrain, kDims);
 }
 
 // Cosine on integer data: inner products and norms are exact and the division is IEEE

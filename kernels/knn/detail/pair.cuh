@@ -47,9 +47,8 @@ __device__ inline float finish_distance(const DistanceInputs& in, int q, int t, 
   return d < 0.0f ? 0.0f : (d > 2.0f ? 2.0f : d);
 }
 
-// Block-wide arg-min of one (distance, local index) pair per thread; every thread gets
-// the winner. `scratch` holds 2 * 32 words of shared memory.
-__device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scratch_i) {
+// Warp-wide arg-min: lane 0 ends with the warp's closest pair.
+__device__ inline void warp_argmin(float& d, int& i) {
   for (int offset = 16; offset > 0; offset >>= 1) {
     const float od = __shfl_down_sync(0xffffffffu, d, offset);
     const int oi = __shfl_down_sync(0xffffffffu, i, offset);
@@ -58,6 +57,12 @@ __device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scr
       i = oi;
     }
   }
+}
+
+// Block-wide arg-min of one (distance, local index) pair per thread; every thread gets
+// the winner. `scratch` holds 2 * 32 words of shared memory.
+__device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scratch_i) {
+  warp_argmin(d, i);
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warps = (static_cast<int>(blockDim.x) + 31) / 32;
@@ -70,14 +75,7 @@ __device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scr
   if (warp == 0) {
     d = lane < warps ? scratch_d[lane] : __int_as_float(0x7f800000);  // +inf
     i = lane < warps ? scratch_i[lane] : kNoLocal;
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const float od = __shfl_down_sync(0xffffffffu, d, offset);
-      const int oi = __shfl_down_sync(0xffffffffu, i, offset);
-      if (closer(od, oi, d, i)) {
-        d = od;
-        i = oi;
-      }
-    }
+    warp_argmin(d, i);
     if (lane == 0) {
       scratch_d[0] = d;
       scratch_i[0] = i;
