@@ -43,10 +43,10 @@ for d in [int(x) for x in args.dims.split(",")]:
             torch.cuda.synchronize()
             return out_d, out_i
 
-        search(min(chunk, 2048))  # warm
+        search(min(chunk, 512))  # warm
+        pilot_q = min(chunk, args.queries, 4096)
         t0 = time.perf_counter()
-        search(min(chunk, args.queries))
-        pilot_q = min(chunk, args.queries)
+        search(pilot_q)
         pilot_s = time.perf_counter() - t0
         q = max(pilot_q, min(args.queries, int(pilot_q / pilot_s * args.budget)))
         if q > pilot_q:

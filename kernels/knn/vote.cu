@@ -15,7 +15,7 @@ namespace hb::kernels::knn {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kMaxSharedBytes = 48 * 1024;
+constexpr int kMaxSharedBytes = 48 * 1024 - 64;  // the static counters share the 48 KiB
 constexpr int kBytesPerClass = sizeof(double) + 1;  // weight, presence flag
 
 __device__ double neighbour_weight(const VoteInputs& in, float distance, bool any_zero) {

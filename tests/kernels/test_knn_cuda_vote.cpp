@@ -40,7 +40,7 @@ TopK tie_prone_lists(std::int64_t nq, int k, std::int64_t n, std::uint32_t seed)
 TEST(CudaVote, EqualsTheCpuVoterBitForBit) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kRows = 5000;
-  for (const int classes : {2, 4, 300})
+  for (const int classes : {2, 4, 300, cuda_vote_max_classes()})  // the last fills the shared memory
     for (const int k : {1, 4, 15, 64, 4096}) {
       const std::int64_t nq = k > 1000 ? 200 : 3001;
       std::mt19937 rng(static_cast<std::uint32_t>(classes * 7919 + k));
