@@ -20,14 +20,13 @@ __global__ void row_norms_kernel(Metric metric, const float* rows, int count, in
   norms[r] = static_cast<float>(metric == Metric::euclidean ? sum : sqrt(sum));
 }
 
+// Rows over grid y, columns over grid x (no 64-bit division per element).
 __global__ void finish_kernel(DistanceInputs in, float* tile, int rows, int cols, int ld, int col0) {
-  const std::int64_t total = static_cast<std::int64_t>(rows) * cols;
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-    const int r = static_cast<int>(e / cols);
-    const int c = static_cast<int>(e % cols);
-    float* cell = tile + static_cast<std::int64_t>(r) * ld + c;
-    *cell = detail::finish_distance(in, r, col0 + c, *cell);
+  for (int r = static_cast<int>(blockIdx.y); r < rows; r += static_cast<int>(gridDim.y)) {
+    float* row = tile + static_cast<std::int64_t>(r) * ld;
+    for (int c = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); c < cols;
+         c += static_cast<int>(gridDim.x * blockDim.x))
+      row[c] = detail::finish_distance(in, r, col0 + c, row[c]);
   }
 }
 
@@ -45,9 +44,9 @@ cudaError_t finish_distances(const DistanceInputs& in, float* tile, int rows, in
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (ld < cols) return cudaErrorInvalidValue;
   constexpr int kThreads = 256;
-  const std::int64_t total = static_cast<std::int64_t>(rows) * cols;
-  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((total + kThreads - 1) / kThreads, 1 << 20));
-  finish_kernel<<<blocks, kThreads, 0, stream>>>(in, tile, rows, cols, ld, col0);
+  const dim3 grid(static_cast<unsigned>(std::min(cols / kThreads + 1, 1024)),
+                  static_cast<unsigned>(std::min(rows, 65535)));
+  finish_kernel<<<grid, kThreads, 0, stream>>>(in, tile, rows, cols, ld, col0);
   return cudaGetLastError();
 }
 
