@@ -106,10 +106,7 @@ void one_case(const Mix& mix, std::size_t range, std::size_t n, bool large) {
 int main(int argc, char** argv) {
   using namespace hb::bench;
   const bool quick = quick_mode(argc, argv);
-  cudaDeviceProp prop{};
-  HB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("# dynamic hash benchmark on %s, %u host threads; mix = [insert,erase,find] %%\n", prop.name,
-              std::max(1u, std::thread::hardware_concurrency()));
+  print_title("dynamic hash benchmark", "; mix = [insert,erase,find] %");
   (void)gpu_run(make_ops(1000, 100, {"warmup", 20, 20}, 1), 100, {});
   print_header("key range");
   const Mix mixes[] = {{"[20,20,60]", 20, 20}, {"[40,40,20]", 40, 40}};

@@ -89,10 +89,7 @@ void cpu_tables(std::size_t n, std::uint32_t capacity, const std::vector<std::ui
 int main(int argc, char** argv) {
   using namespace hb::bench;
   const bool quick = quick_mode(argc, argv);
-  cudaDeviceProp prop{};
-  HB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("# static hash benchmark on %s, load 0.8, %u host threads\n", prop.name,
-              std::max(1u, std::thread::hardware_concurrency()));
+  print_title("static hash benchmark", ", load 0.8");
   {  // first launches pay for module loading: not part of any figure
     auto warm = hb::hash::GpuHopscotchTable::create(4096);
     const auto k = host_keys(1000, 1);

@@ -75,6 +75,14 @@ inline void print_row(const char* bench, const char* table, double ops, const ch
   std::fflush(stdout);
 }
 
+// "# <what> on <GPU>, <n> host threads<detail>"
+inline void print_title(const char* what, const char* detail) {
+  cudaDeviceProp prop{};
+  HB_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("# %s on %s, %u host threads%s\n", what, prop.name, std::max(1u, std::thread::hardware_concurrency()),
+              detail);
+}
+
 inline bool quick_mode(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string_view(argv[i]) == "--quick") return true;

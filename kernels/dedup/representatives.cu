@@ -5,16 +5,13 @@
 #include <string>
 
 #include "kernels/dedup/fingerprint.hpp"
+#include "kernels/hash/detail/device_array.hpp"
 #include "kernels/hash/gpu_table.hpp"
 
 namespace hb::dedup {
 namespace {
 
-Status cuda_ok(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return {};
-  return Error{e == cudaErrorMemoryAllocation ? ErrorKind::resource : ErrorKind::internal, {}, "dedup",
-               std::string(what) + ": " + cudaGetErrorString(e)};
-}
+using hash::detail::DeviceArray;
 
 __device__ std::uint64_t warp_fingerprint(const float* row, std::int64_t dims) {
   std::uint64_t terms = 0;
@@ -52,20 +49,15 @@ Result<std::vector<std::int64_t>> gpu_representatives(std::span<const float> row
   if (n > 0xffffffffll) return Error{ErrorKind::internal, {}, "dedup", "more than 2^32 rows in one tile"};
   auto table = hash::GpuHopscotchTable::create(static_cast<std::uint32_t>(std::min<std::int64_t>(hash::kMaxCapacity, n + n / 4 + 1024)));
   if (!table) return table.error();
-  float* d_rows = nullptr;
-  std::int64_t* d_rep = nullptr;
-  Status s = cuda_ok(cudaMalloc(&d_rows, rows.size_bytes()), "cudaMalloc rows");
-  if (s) s = cuda_ok(cudaMalloc(&d_rep, rep.size() * sizeof(std::int64_t)), "cudaMalloc reps");
-  if (s) s = cuda_ok(cudaMemcpy(d_rows, rows.data(), rows.size_bytes(), cudaMemcpyHostToDevice), "upload rows");
-  if (s) {
-    const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 7) / 8, 65535));
-    representatives_kernel<<<blocks, 256>>>(table->ref(), d_rows, n, dims, d_rep);
-    s = cuda_ok(cudaGetLastError(), "dedup kernel");
-  }
-  if (s) s = cuda_ok(cudaMemcpy(rep.data(), d_rep, rep.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost), "download");
-  cudaFree(d_rows);
-  cudaFree(d_rep);
-  if (!s) return s.error();
+  DeviceArray<float> d_rows;
+  DeviceArray<std::int64_t> d_rep;
+  HB_TRY(d_rows.upload(rows));
+  HB_TRY(d_rep.allocate(rep.size()));
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 7) / 8, 65535));
+  representatives_kernel<<<blocks, 256>>>(table->ref(), d_rows.data, n, dims, d_rep.data);
+  HB_TRY(hash::detail::cuda_status(cudaGetLastError(), "dedup kernel"));
+  HB_TRY(hash::detail::cuda_status(cudaMemcpy(rep.data(), d_rep.data, rep.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
+                 "download"));
   return rep;
 }
 

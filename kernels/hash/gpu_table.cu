@@ -3,31 +3,14 @@
 #include <string>
 #include <utility>
 
+#include "kernels/hash/detail/device_array.hpp"
 #include "kernels/hash/detail/launch.cuh"
 
 namespace hb::hash {
 namespace {
 
-Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return {};
-  const ErrorKind kind = e == cudaErrorMemoryAllocation ? ErrorKind::resource : ErrorKind::internal;
-  return Error{kind, {}, "hash table", std::string(what) + ": " + cudaGetErrorString(e)};
-}
-
-// A device buffer freed on scope exit (the host wrappers' staging).
-template <class T>
-struct DeviceArray {
-  T* data = nullptr;
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { cudaFree(data); }
-  Status allocate(std::size_t n) { return cuda_status(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc"); }
-  Status upload(std::span<const T> host) {
-    HB_TRY(allocate(host.size()));
-    return cuda_status(cudaMemcpy(data, host.data(), host.size_bytes(), cudaMemcpyHostToDevice), "upload");
-  }
-};
+using detail::cuda_status;
+using detail::DeviceArray;
 
 template <class T>
 Result<std::vector<T>> download(const T* device, std::size_t n) {

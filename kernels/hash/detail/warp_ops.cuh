@@ -121,7 +121,7 @@ __device__ inline OpResult HopscotchRef::find(std::uint64_t key) const {
       continue;
     }
     std::uint32_t value = 0;
-    if (match_lane(w, p.home, entries, key, p.tag, &value) >= 0) return {value, OpStatus::found};
+    if (match_lane(w, slots, p.home, entries, key, p.tag, &value) >= 0) return {value, OpStatus::found};
     if (confirmed || !(home_word & slot::kSwapLock)) return {0, OpStatus::not_found};
     confirmed = true;
   }
@@ -138,14 +138,14 @@ __device__ inline OpResult HopscotchRef::erase(std::uint64_t key) const {
       back_off(ns);
       continue;
     }
-    if (match_lane(w, p.home, entries, key, p.tag, &value) < 0) return {0, OpStatus::not_found};
+    if (match_lane(w, slots, p.home, entries, key, p.tag, &value) < 0) return {0, OpStatus::not_found};
     if (!try_lock(slots, p.home, slot::kMultipleLock, [](std::uint64_t) { return true; })) {
       back_off(ns);
       continue;
     }
     // With the home locked no other warp touches its keys: this read is authoritative.
     w = load_slot(slots, std::uint64_t{p.home} + lane_id());
-    const int lane = match_lane(w, p.home, entries, key, p.tag, &value);
+    const int lane = match_lane(w, slots, p.home, entries, key, p.tag, &value);
     if (lane < 0) {
       unlock(slots, p.home, slot::kMultipleLock);
       return {0, OpStatus::not_found};
@@ -169,13 +169,13 @@ __device__ inline OpResult HopscotchRef::insert(std::uint64_t key, std::uint32_t
       back_off(ns);
       continue;
     }
-    if (match_lane(w, p.home, entries, key, p.tag, &stored) >= 0) return {stored, OpStatus::exists};
+    if (match_lane(w, slots, p.home, entries, key, p.tag, &stored) >= 0) return {stored, OpStatus::exists};
     if (!try_lock(slots, p.home, slot::kMultipleLock, [](std::uint64_t) { return true; })) {
       back_off(ns);
       continue;
     }
     w = load_slot(slots, std::uint64_t{p.home} + lane_id());
-    if (match_lane(w, p.home, entries, key, p.tag, &stored) >= 0) {
+    if (match_lane(w, slots, p.home, entries, key, p.tag, &stored) >= 0) {
       unlock(slots, p.home, slot::kMultipleLock);
       return {stored, OpStatus::exists};
     }

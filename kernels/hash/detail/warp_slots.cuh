@@ -84,16 +84,31 @@ __device__ __forceinline__ bool try_lock(std::uint64_t* slots, std::uint64_t i, 
       [&](std::uint64_t w) { return w | lock; });
 }
 
-// Lane whose slot (window word w of the in-range window at `first`) holds `key`, or -1. Candidates
-// are full slots with the key's tag; only they read their entry (one 16-byte load).
-__device__ __forceinline__ int match_lane(std::uint64_t w, std::uint64_t first, const Entry* entries, std::uint64_t key,
-                                          std::uint64_t tag, std::uint32_t* value) {
-  const bool candidate = slot::full(w) && slot::tag(w) == tag;
-  const unsigned candidates = __ballot_sync(kAllLanes, candidate);
-  if (candidates == 0) return -1;
-  acquire_fence();  // the entry was written before its slot's full flag was released
+// Lane whose slot (window word w of the in-range window at `first`) holds `key`, or -1.
+// Candidates are full slots with the key's tag; only they read their entry (one 16-byte
+// load). The entry was written before its slot's full flag was released, so a candidate
+// acquires (HB_HASH_FIND_ACQUIRE 1: an acquire re-load of its own slot word; 0: a fence)
+// before reading it.
+#ifndef HB_HASH_FIND_ACQUIRE
+#define HB_HASH_FIND_ACQUIRE 1
+#endif
+__device__ __forceinline__ int match_lane(std::uint64_t w, std::uint64_t* slots, std::uint64_t first,
+                                          const Entry* entries, std::uint64_t key, std::uint64_t tag,
+                                          std::uint32_t* value) {
+  bool candidate = slot::full(w) && slot::tag(w) == tag;
+  if (__ballot_sync(kAllLanes, candidate) == 0) return -1;
+#if HB_HASH_FIND_ACQUIRE == 0
+  acquire_fence();
+#endif
   bool hit = false;
   std::uint32_t v = 0;
+  if (candidate) {
+#if HB_HASH_FIND_ACQUIRE == 1
+    const std::uint64_t again =
+        SlotRef(*reinterpret_cast<unsigned long long*>(slots + first + lane_id())).load(cuda::memory_order_acquire);
+    candidate = slot::full(again) && slot::tag(again) == tag;
+#endif
+  }
   if (candidate) {
     const ulonglong2 e = __ldcg(reinterpret_cast<const ulonglong2*>(entries + first + lane_id()));
     hit = e.x == key;
@@ -101,7 +116,7 @@ __device__ __forceinline__ int match_lane(std::uint64_t w, std::uint64_t first, 
   }
   const unsigned hits = __ballot_sync(kAllLanes, hit);
   if (hits == 0) return -1;
-  const int lane = __ffs(hits) - 1;
+  const int lane = __ffs(static_cast<int>(hits)) - 1;
   *value = __shfl_sync(kAllLanes, v, lane);
   return lane;
 }
