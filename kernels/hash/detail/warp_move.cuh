@@ -28,14 +28,14 @@ __device__ __forceinline__ std::int64_t lane0_swap_into(std::uint64_t* slots, En
         slot::tag(SlotRef(*reinterpret_cast<unsigned long long*>(slots + from)).load(cuda::memory_order_relaxed));
     const ulonglong2 item = __ldcg(reinterpret_cast<const ulonglong2*>(entries + from));
     *reinterpret_cast<ulonglong2*>(entries + target) = item;
-    lane0_update(slots, target, [=](std::uint64_t w) { return (w | slot::kFull | tag) & ~slot::kMultipleLock; });
+    lane0_rewrite_owned(slots, target, [=](std::uint64_t w) { return (w | slot::kFull | tag) & ~slot::kMultipleLock; });
     const std::uint64_t hop = (1ull << reach) | (1ull << d);  // bit `reach` set, bit d cleared
     if (d == 0) {
-      lane0_update(slots, head, [=](std::uint64_t w) {
+      lane0_rewrite_owned(slots, head, [=](std::uint64_t w) {  // its item is homed here: all ours
         return ((w & ~(slot::kFull | slot::kTag | slot::kSwapLock)) ^ hop) | slot::kMultipleLock;
       });
     } else {
-      lane0_update(slots, from, [](std::uint64_t w) {
+      lane0_rewrite_owned(slots, from, [](std::uint64_t w) {  // locked by us, item homed at head
         return (w & ~(slot::kFull | slot::kTag | slot::kSwapLock)) | slot::kMultipleLock;
       });
       lane0_update(slots, head, [=](std::uint64_t w) { return (w ^ hop) & ~slot::kSwapLock; });

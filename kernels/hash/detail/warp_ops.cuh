@@ -94,12 +94,13 @@ __device__ __forceinline__ bool place(const HopscotchRef& t, const Probe& p, std
   // update: the payload first, then the full flag (release), then the hop bit.
   const std::uint64_t bit = 1ull << (target - p.home);
   if (lane_id() == 0) t.entries[target] = Entry{key, value, 0};
-  if (target == p.home) {
-    update_slot(t.slots, target, [=](std::uint64_t x) { return (x | slot::kFull | p.tag | bit) & ~slot::kMultipleLock; });
-  } else {
-    update_slot(t.slots, target, [=](std::uint64_t x) { return (x | slot::kFull | p.tag) & ~slot::kMultipleLock; });
-    update_slot(t.slots, p.home, [=](std::uint64_t x) { return (x | bit) & ~slot::kMultipleLock; });
-  }
+  // The target was free and is locked by us: nobody else may change its word. The home
+  // (when it is not the target) may hold someone else's item: a CAS keeps their change.
+  const std::uint64_t home_bit = target == p.home ? bit : 0;
+  if (lane_id() == 0)
+    lane0_rewrite_owned(t.slots, target, [=](std::uint64_t x) { return (x | slot::kFull | p.tag | home_bit) & ~slot::kMultipleLock; });
+  if (target != p.home) update_slot(t.slots, p.home, [=](std::uint64_t x) { return (x | bit) & ~slot::kMultipleLock; });
+  __syncwarp();
   *r = {value, OpStatus::inserted};
   return true;
 }

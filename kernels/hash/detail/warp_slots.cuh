@@ -51,6 +51,16 @@ __device__ __forceinline__ void lane0_update(std::uint64_t* slots, std::uint64_t
   lane0_update_if(slots, i, [](std::uint64_t) { return true; }, change);
 }
 
+// Lane 0 only: rewrites a word no other warp may change meanwhile (a free slot locked as
+// a target, or a slot whose every field the caller owns: README, "who may change what")
+// with a release store instead of an atomic read-modify-write.
+template <class Change>
+__device__ __forceinline__ void lane0_rewrite_owned(std::uint64_t* slots, std::uint64_t i, Change change) {
+  SlotRef ref(*reinterpret_cast<unsigned long long*>(slots + i));
+  const auto w = static_cast<std::uint64_t>(ref.load(cuda::memory_order_relaxed));
+  ref.store(static_cast<unsigned long long>(change(w)), cuda::memory_order_release);
+}
+
 template <class Allowed>
 __device__ __forceinline__ bool lane0_try_lock(std::uint64_t* slots, std::uint64_t i, std::uint64_t lock,
                                                Allowed allowed) {
