@@ -197,7 +197,7 @@ TEST(DedupKnn, ClassMapsAreIdenticalWithAndWithoutDedup) {
         const double a = run->neighbor_distance[i], b = off.neighbor_distance[i];
         const double norms = off.pixel_norm2[i / 5] + off.train_norm2[static_cast<std::size_t>(off.neighbor_index[i])];
         if (metric == knn::Metric::euclidean) {
-          ASSERT_LE(std::abs(a * a - b * b), 16 * 6e-8 * norms) << "neighbour " << i;
+          ASSERT_LE(std::abs(a * a - b * b), 1e-5 * norms) << "neighbour " << i;  // FP32: 6e-8
         } else {
           ASSERT_NEAR(a, b, 1e-5) << "neighbour " << i;
         }
