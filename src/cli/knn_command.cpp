@@ -20,6 +20,7 @@ struct KnnCliOptions {
   std::string weights = "uniform";
   std::string features = "bands";
   std::string backend = "auto";
+  std::string dedup = "auto";
   bool json = false;
 };
 
@@ -33,6 +34,7 @@ Status to_job(KnnCliOptions& o) {
   job.classify.select = *knn::select_method_from_name(o.select);
   job.classify.weights = *knn::weights_from_name(o.weights);
   job.classify.backend = *backend_kind_from_name(o.backend);
+  job.classify.dedup = *dedup::mode_from_name(o.dedup);
   auto features = knn::parse_feature_spec(o.features);
   if (!features) return features.error();
   job.features = *features;
@@ -90,6 +92,9 @@ Registered register_knn(CLI::App& root) {
   app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")
       ->check(CLI::PositiveNumber);
   app->add_option("--backend", o->backend, "Where the search runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app->add_option("--dedup", o->dedup,
+                  "Search each distinct spectrum once (auto: while a tile's duplicate share is >= 1 %)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   app->add_flag("--neighbors", job.classify.neighbors, "Also write each pixel's neighbour indices and distances");
   app->add_option("--report", job.report, "Accuracy report base name (writes .json and .md)");
   app->add_option("--export-split", job.export_split, "Write the training/evaluation pixel split as JSON");

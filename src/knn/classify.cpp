@@ -64,11 +64,12 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                                options.memory_bytes);
   auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
   if (!voter) return voter.error();
-  std::vector<VoteResult> votes;
   TopK running(0, options.k);
   TileOutputs out;
   std::vector<float> queries;
   std::vector<std::int64_t> query_pixel;  // tile-local pixel of each query
+  std::vector<VoteResult> votes;          // per searched row
+  dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
   const int k = options.k;
 
@@ -81,28 +82,44 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       queries.insert(queries.end(), t.features.begin() + p * dims, t.features.begin() + (p + 1) * dims);
     }
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
-    prepared.prepare_queries(queries.data(), nq);
-    running.resize(nq);
+    // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
+    dedup::Duplicates dup;
+    const bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
+    if (deduped) {
+      auto d = dedup::find_duplicates(queries, dims, options.backend);
+      if (!d) return d.error();
+      dedup_rule.observe(*d);
+      dedup::keep_unique_rows(queries, dims, *d);
+      dup = std::move(*d);
+      stats.duplicates += dup.rows() - dup.uniques();
+      ++stats.deduped_tiles;
+    }
+    const std::int64_t ns = deduped ? dup.uniques() : nq;
+    const auto searched = [&](std::int64_t q) { return deduped ? dup.inverse[static_cast<std::size_t>(q)] : q; };
+    prepared.prepare_queries(queries.data(), ns);
+    running.resize(ns);
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
       auto chunk = prepared.chunk(c);
       if (!chunk) return chunk.error();
-      HB_TRY((*search)->search(queries.data(), nq, *chunk, running));
+      HB_TRY((*search)->search(queries.data(), ns, *chunk, running));
     }
+    votes.resize(static_cast<std::size_t>(ns));
+    HB_TRY((*voter)->vote(running, ns, votes));
     out.reset(t.pixels, k, options.neighbors);
-    votes.resize(static_cast<std::size_t>(nq));
-    HB_TRY((*voter)->vote(running, nq, votes));
     for (std::int64_t q = 0; q < nq; ++q) {
       const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
-      const VoteResult v = votes[static_cast<std::size_t>(q)];
+      const std::int64_t s = searched(q);
+      const VoteResult& v = votes[static_cast<std::size_t>(s)];
       out.labels[p] = v.label;
       out.confidence[p] = v.confidence;
       if (!options.neighbors) continue;
       for (int j = 0; j < k; ++j) {
-        out.neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(q)[j];
+        out.neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(s)[j];
         out.neighbor_distance[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] =
-            reported_distance(options.metric, running.distances(q)[j]);
+            reported_distance(options.metric, running.distances(s)[j]);
       }
     }
+    ++stats.tiles;
     stats.classified += nq;
     stats.ignored += t.pixels - nq;
     HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance}));

@@ -9,6 +9,7 @@
 
 #include "io/cube.hpp"
 #include "src/backend/backend.hpp"
+#include "src/dedup/dedup.hpp"
 #include "src/knn/search.hpp"
 #include "src/knn/training.hpp"
 #include "src/knn/vote.hpp"
@@ -24,6 +25,7 @@ struct ClassifyOptions {
   std::int64_t tile_rows = 0;                          // 0 = from memory_bytes
   std::int64_t memory_bytes = std::int64_t{512} << 20;  // per tile: samples, features, lists, outputs
   bool neighbors = false;
+  dedup::Mode dedup = dedup::Mode::automatic;  // search each distinct spectrum once (src/dedup)
 };
 
 // One tile's results for pixels of scene rows `rows`, in raster order. Ignored pixels
@@ -41,6 +43,9 @@ using RowSink = std::function<Status(const ClassifiedRows&)>;
 struct ClassifyStats {
   std::int64_t classified = 0;
   std::int64_t ignored = 0;
+  std::int64_t duplicates = 0;     // classified pixels whose spectrum an earlier pixel of the tile had
+  std::int64_t deduped_tiles = 0;  // tiles the duplicate search ran on
+  std::int64_t tiles = 0;
   std::int64_t tile_rows = 0;
   SelectMethod select = SelectMethod::automatic;  // what was used
   std::string backend;

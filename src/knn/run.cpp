@@ -179,6 +179,9 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   };
   auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress);
   if (!stats) return stats.error();
+  spdlog::info("knn: dedup {}: ran on {} of {} tiles, {} of {} classified pixels were duplicates ({:.1f} %)",
+               dedup::mode_name(job.classify.dedup), stats->deduped_tiles, stats->tiles, stats->duplicates,
+               stats->classified, stats->classified ? 100.0 * double(stats->duplicates) / double(stats->classified) : 0.0);
   HB_TRY((*outputs)->commit());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();

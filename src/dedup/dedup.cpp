@@ -1,0 +1,120 @@
+#include "src/dedup/dedup.hpp"
+
+#include <cstring>
+
+#include "kernels/dedup/fingerprint.hpp"
+#include "src/hash/cpu_table.hpp"
+#if defined(HB_HAVE_CUDA)
+#include "kernels/dedup/representatives.cuh"
+#endif
+
+namespace hb::dedup {
+namespace {
+
+bool rows_equal(std::span<const float> rows, std::int64_t dims, std::int64_t a, std::int64_t b) {
+  return std::memcmp(rows.data() + a * dims, rows.data() + b * dims, static_cast<std::size_t>(dims) * sizeof(float)) == 0;
+}
+
+// Per row, the row it duplicates (kCollision rows aside). A collision re-keys the row
+// with the next fingerprint of a chain (mix(fp + attempt)) until it lands on its equal
+// or on a free key. `only`: the rows to resolve (all when empty).
+void cpu_representatives(std::span<const float> rows, std::int64_t dims, std::vector<std::int64_t>& rep,
+                         std::span<const std::int64_t> only) {
+  const auto n = static_cast<std::int64_t>(only.empty() ? rep.size() : only.size());
+  hash::CpuHopscotchTable table(static_cast<std::uint32_t>(std::min<std::int64_t>(hash::kMaxCapacity, n + n / 4 + 1024)));
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::int64_t i = only.empty() ? k : only[static_cast<std::size_t>(k)];
+    const std::uint64_t fp = fingerprint(rows.data() + i * dims, dims);
+    rep[static_cast<std::size_t>(i)] = i;
+    for (std::uint64_t attempt = 0; attempt < 64; ++attempt) {
+      const hash::OpResult r = table.insert(attempt == 0 ? fp : hash::mix(fp + attempt), static_cast<std::uint32_t>(i));
+      if (r.status != hash::OpStatus::exists) break;  // inserted, or no slot: the row stands for itself
+      if (rows_equal(rows, dims, i, r.value)) {
+        rep[static_cast<std::size_t>(i)] = r.value;
+        break;
+      }
+    }
+  }
+}
+
+Duplicates from_representatives(const std::vector<std::int64_t>& rep) {
+  Duplicates d;
+  d.inverse.resize(rep.size());
+  std::vector<std::int64_t> id(rep.size(), -1);
+  for (std::size_t i = 0; i < rep.size(); ++i) {
+    if (rep[i] != static_cast<std::int64_t>(i)) continue;
+    id[i] = static_cast<std::int64_t>(d.unique_rows.size());
+    d.unique_rows.push_back(static_cast<std::int64_t>(i));
+  }
+  for (std::size_t i = 0; i < rep.size(); ++i) d.inverse[i] = id[static_cast<std::size_t>(rep[i])];
+  return d;
+}
+
+bool use_gpu(BackendKind backend) {
+  return backend == BackendKind::cuda || (backend == BackendKind::automatic && cuda_device_count() > 0);
+}
+
+}  // namespace
+
+std::optional<Mode> mode_from_name(std::string_view name) {
+  if (name == "auto") return Mode::automatic;
+  if (name == "on") return Mode::on;
+  if (name == "off") return Mode::off;
+  return std::nullopt;
+}
+
+std::string_view mode_name(Mode m) { return m == Mode::automatic ? "auto" : m == Mode::on ? "on" : "off"; }
+
+Result<Duplicates> find_duplicates(std::span<const float> rows, std::int64_t dims, BackendKind backend) {
+  if (dims <= 0 || rows.size() % static_cast<std::size_t>(dims) != 0)
+    return Error{ErrorKind::internal, {}, "dedup", "rows are not a whole number of spectra"};
+  const std::size_t n = rows.size() / static_cast<std::size_t>(dims);
+  std::vector<std::int64_t> rep(n);
+  if (use_gpu(backend)) {
+#if defined(HB_HAVE_CUDA)
+    auto gpu = gpu_representatives(rows, dims);
+    if (!gpu) return gpu.error();
+    rep = std::move(*gpu);
+    std::vector<std::int64_t> collided;
+    for (std::size_t i = 0; i < n; ++i)
+      if (rep[i] == kCollision) collided.push_back(static_cast<std::int64_t>(i));
+    if (!collided.empty()) cpu_representatives(rows, dims, rep, collided);
+    // A GPU representative may itself be a later row than its copy: point every row at the
+    // lowest row of its class so that unique_rows ascends and reps are fixed points.
+    std::vector<std::int64_t> lowest(n, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& l = lowest[static_cast<std::size_t>(rep[i])];
+      if (l < 0) l = static_cast<std::int64_t>(i);
+    }
+    for (std::size_t i = 0; i < n; ++i) rep[i] = lowest[static_cast<std::size_t>(rep[i])];
+#else
+    return Error{ErrorKind::usage, {}, "--backend", "this build has no CUDA backend"};
+#endif
+  } else {
+    cpu_representatives(rows, dims, rep, {});
+  }
+  return from_representatives(rep);
+}
+
+void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplicates& d) {
+  const auto width = static_cast<std::size_t>(dims);
+  for (std::size_t u = 0; u < d.unique_rows.size(); ++u) {
+    const auto from = static_cast<std::size_t>(d.unique_rows[u]);
+    if (from != u) std::memmove(rows.data() + u * width, rows.data() + from * width, width * sizeof(float));
+  }
+  rows.resize(d.unique_rows.size() * width);
+}
+
+bool AutoRule::use_for_next_tile() {
+  if (mode_ != Mode::automatic) return mode_ == Mode::on;
+  if (on_) return true;
+  if (++tiles_since_probe_ < kReprobeTiles) return false;
+  tiles_since_probe_ = 0;
+  return true;
+}
+
+void AutoRule::observe(const Duplicates& d) {
+  if (mode_ == Mode::automatic) on_ = d.duplicate_share() >= kWorthShare;
+}
+
+}  // namespace hb::dedup

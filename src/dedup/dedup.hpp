@@ -1,0 +1,59 @@
+// Exact duplicate spectra in a tile's feature rows: classify each distinct spectrum once,
+// scatter its result to every copy. A 64-bit fingerprint of a row's bytes maps to the
+// row that first carried it (hash table: GPU hopscotch on the CUDA backend, the CPU table
+// otherwise); rows with equal fingerprints are compared in full, so a fingerprint
+// collision never merges different spectra. See src/dedup/README.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "io/error.hpp"
+#include "src/backend/backend.hpp"
+
+namespace hb::dedup {
+
+enum class Mode { automatic, on, off };
+std::optional<Mode> mode_from_name(std::string_view name);  // auto|on|off
+std::string_view mode_name(Mode m);
+
+struct Duplicates {
+  std::vector<std::int64_t> unique_rows;  // the first row of each distinct spectrum, ascending
+  std::vector<std::int64_t> inverse;      // per row: index into unique_rows of its spectrum
+
+  std::int64_t rows() const { return static_cast<std::int64_t>(inverse.size()); }
+  std::int64_t uniques() const { return static_cast<std::int64_t>(unique_rows.size()); }
+  double duplicate_share() const { return rows() == 0 ? 0.0 : 1.0 - double(uniques()) / double(rows()); }
+};
+
+// rows: [n, dims] float32, row-major. backend cuda needs a device (else an error);
+// automatic picks cuda when there is one.
+Result<Duplicates> find_duplicates(std::span<const float> rows, std::int64_t dims,
+                                   BackendKind backend = BackendKind::cpu);
+
+// Keeps the unique rows, in order, at the front of `rows` and shrinks it to them.
+void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplicates& d);
+
+// --dedup auto: whether to deduplicate the next tile. The first tile is a probe; dedup
+// stays on while the duplicate share of the tiles seen with it is at least
+// kWorthShare, and is re-probed every kReprobeTiles tiles after it was switched off (no-data
+// borders often begin part-way down a flightline).
+class AutoRule {
+ public:
+  static constexpr double kWorthShare = 0.01;
+  static constexpr int kReprobeTiles = 16;
+
+  explicit AutoRule(Mode mode) : mode_(mode) {}
+  bool use_for_next_tile();
+  void observe(const Duplicates& d);  // after a deduplicated tile
+
+ private:
+  Mode mode_;
+  bool on_ = true;
+  int tiles_since_probe_ = 0;
+};
+
+}  // namespace hb::dedup
