@@ -8,12 +8,12 @@
 #include <utility>
 
 #include "io/atomic_file.hpp"
-#include "src/knn/hdf5_read.hpp"
+#include "src/knn/hdf5_datasets.hpp"
 
 namespace hb::knn {
 namespace {
 
-using namespace hdf5_read;  // NOLINT: Handle, QuietHdf5, read_all, ...
+using namespace hdf5_datasets;  // NOLINT: Handle, QuietHdf5, read_all, ...
 
 // Features stay in the file: rows are read by hyperslab when the search needs them.
 class Hdf5TrainingSource final : public TrainingSource {
@@ -93,29 +93,6 @@ Result<TrainingSet> read_training_file(const std::string& path) {
   return set;
 }
 
-namespace {
-
-Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
-                     std::span<const hsize_t> dims, const void* data) {
-  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  if (!d.ok() || H5Dwrite(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    return io_error(path, std::string("cannot write /train/") + name);
-  return {};
-}
-
-Status write_names(hid_t group, const std::string& path, const std::vector<std::string>& names) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  std::vector<const char*> pointers;
-  for (const auto& n : names) pointers.push_back(n.c_str());
-  const std::array<hsize_t, 1> dims{names.size()};
-  return write_dataset(group, path, "class_names", type.get(), type.get(), dims, pointers.data());
-}
-
-}  // namespace
-
 Status write_training_file(const std::string& path, const TrainingFileContents& c) {
   QuietHdf5 quiet;
   io::AtomicPath out(path);
@@ -136,7 +113,7 @@ Status write_training_file(const std::string& path, const TrainingFileContents& 
       HB_TRY(write_dataset(group.get(), path, "wavelength", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims,
                            c.wavelength.data()));
     }
-    if (c.classes && !c.classes->names.empty()) HB_TRY(write_names(group.get(), path, c.classes->names));
+    if (c.classes && !c.classes->names.empty()) HB_TRY(write_strings(group.get(), path, "class_names", c.classes->names));
     if (c.classes && !c.classes->lookup.empty() && c.classes->lookup.size() % 3 == 0) {
       const std::array<hsize_t, 2> dims{c.classes->lookup.size() / 3, 3};
       HB_TRY(write_dataset(group.get(), path, "class_lookup", H5T_STD_I32LE, H5T_NATIVE_INT, dims,

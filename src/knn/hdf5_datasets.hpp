@@ -1,4 +1,4 @@
-// Small readers of whole HDF5 datasets with errors that name the file and dataset.
+// Small readers and writers of whole HDF5 datasets with errors that name the file and dataset.
 // Shared by the formats that are not cubes: KNN training files (src/knn/training_file)
 // and SAM spectral libraries (src/sam/library).
 #pragma once
@@ -6,13 +6,14 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "io/error.hpp"
 
-namespace hb::knn::hdf5_read {
+namespace hb::knn::hdf5_datasets {
 
 // Owns one HDF5 identifier.
 class Handle {
@@ -88,4 +89,10 @@ Result<std::vector<T>> read_all(hid_t file, const std::string& path, const std::
 // A 1-D dataset of strings (variable or fixed length).
 Result<std::vector<std::string>> read_strings(hid_t file, const std::string& path, const std::string& name);
 
-}  // namespace hb::knn::hdf5_read
+// Creates `name` under `group` with the given extent and writes all of `data`.
+Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
+                     std::span<const hsize_t> dims, const void* data);
+// A 1-D dataset of variable-length UTF-8 strings.
+Status write_strings(hid_t group, const std::string& path, const char* name, const std::vector<std::string>& names);
+
+}  // namespace hb::knn::hdf5_datasets

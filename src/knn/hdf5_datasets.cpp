@@ -1,6 +1,8 @@
-#include "src/knn/hdf5_read.hpp"
+#include "src/knn/hdf5_datasets.hpp"
 
-namespace hb::knn::hdf5_read {
+#include <array>
+
+namespace hb::knn::hdf5_datasets {
 
 Result<std::vector<std::string>> read_strings(hid_t file, const std::string& path, const std::string& name) {
   auto d = open_dataset(file, path, name);
@@ -35,4 +37,23 @@ Result<std::vector<std::string>> read_strings(hid_t file, const std::string& pat
   return out;
 }
 
-}  // namespace hb::knn::hdf5_read
+Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
+                     std::span<const hsize_t> dims, const void* data) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!d.ok() || H5Dwrite(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    return io_error(path, std::string("cannot write dataset ") + name);
+  return {};
+}
+
+Status write_strings(hid_t group, const std::string& path, const char* name, const std::vector<std::string>& names) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  std::vector<const char*> pointers;
+  for (const auto& n : names) pointers.push_back(n.c_str());
+  const std::array<hsize_t, 1> dims{names.size()};
+  return write_dataset(group, path, name, type.get(), type.get(), dims, pointers.data());
+}
+
+}  // namespace hb::knn::hdf5_datasets
