@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Formulation::gemm, Method::sam, 4, "dgemm"},
                       Case{Formulation::gemm, Method::sam, 1000, "dgemm"},
                       Case{Formulation::gemm, Method::scm, 100, "dgemm"},
-                      Case{Formulation::automatic, Method::sam, 10, "direct, constant memory"}),
+                      Case{Formulation::automatic, Method::sam, 4, "direct, constant memory"},
+                      Case{Formulation::automatic, Method::sam, 10, "dgemm"}),
     [](const auto& param_info) {
       return std::string(formulation_name(param_info.param.formulation)) + "_" +
              std::string(method_name(param_info.param.method)) + "_" + std::to_string(param_info.param.count);
