@@ -195,7 +195,7 @@ Result<ResampledLibrary> resample_to_scene(const SpectralLibrary& lib, const io:
                  : how == Resampling::gaussian || (how == Resampling::automatic && scene_fwhm) ? "gaussian"
                                                                                                : "linear";
     // FWHM is in the units of the centres: the same scale applies.
-    const double scale = centres.front() / good.wavelength.front();
+    const double scale = good.wavelength.front() != 0 ? centres.front() / good.wavelength.front() : 1.0;
     std::vector<double> fwhm;
     if (scene_fwhm)
       for (const auto b : good.bands) fwhm.push_back(scale * scene.meta.fwhm[static_cast<std::size_t>(b)]);
