@@ -8,7 +8,7 @@ makes the resampling real interpolation. Checked:
   * angles within 1e-6 rad of spectral.spectral_angles, class maps identical;
   * SCM correlations against numpy Pearson;
   * the resampled library (--save-library) against np.interp and a numpy Gaussian;
-  * thresholds, ignored pixels, class means from the truth raster, HDF5 output;
+  * thresholds, ignored pixels, class means (truth raster, KNN training file), HDF5 output;
   * bad libraries: one line naming file and field, exit 3, no output left.
 """
 import os
@@ -198,6 +198,18 @@ with hbtest.workdir() as work:
         checks.true(np.array_equal(f["/cube"][()][:, :, 0], want), "--truth class means: class map (HDF5 /cube)")
         checks.true(np.allclose(f["/score"][()][:, :, 0], spectral.spectral_angles(X, means).min(axis=2), atol=1e-6),
                     "--truth class means: /score = best angle")
+
+    # Class means of a KNN training file (rows drawn and saved by `knn --save-training`).
+    training = os.path.join(work, "train.h5")
+    hbtest.run(args.cli, "knn", SCENE, "--truth", TRUTH, "--train-fraction", "0.1", "-k", "1",
+               "-o", os.path.join(work, "knn.hdr"), "--save-training", training)
+    with h5py.File(training, "r") as f:
+        rows, row_labels = f["/train/features"][()].astype(np.float64), f["/train/labels"][()]
+    means = np.array([rows[row_labels == c].mean(axis=0) for c in range(1, 5)])
+    sam_run(work, SCENE, "--train", training, "-o", os.path.join(work, "train_map.hdr"),
+            "--rules", os.path.join(work, "train_rules.hdr"))
+    check_angles(work, X, means, os.path.join(work, "train_rules.hdr"), os.path.join(work, "train_map.hdr"),
+                 "--train class means")
 
     # 7. Bad libraries: one line naming file and field, exit 3, nothing left behind.
     def refused(library, field, scene=SCENE):
