@@ -1,5 +1,4 @@
-// The files `knn` writes, through io::create_cube so that every format the project
-// reads is also written:
+// The files `knn` writes (through src/knn/products.hpp):
 //   ENVI  OUT(.hdr)               class map, uint16, ENVI Classification (names, colours)
 //         OUT_confidence          float32, the winner's share of the vote
 //         OUT_neighbors_index     int64, k bands: training indices (-1 where ignored)
@@ -16,16 +15,10 @@
 
 #include "io/cube.hpp"
 #include "src/knn/classify.hpp"
+#include "src/knn/products.hpp"
 #include "src/knn/training.hpp"
 
 namespace hb::knn {
-
-// NAME.hdr -> NAME_suffix.hdr, NAME.img -> NAME_suffix.img, NAME -> NAME_suffix, NAME.h5 -> NAME_suffix.h5.
-std::string sibling_path(const std::string& path, const std::string& suffix);
-
-// Class names and colours for `count` classes: the given ones, completed with
-// "Unclassified" / "Class N" and a fixed palette (black for class 0).
-ClassTable complete_class_table(const ClassTable& given, int count);
 
 struct OutputRequest {
   std::string path;          // OUT

@@ -8,113 +8,12 @@
 #include <utility>
 
 #include "io/atomic_file.hpp"
+#include "src/knn/hdf5_datasets.hpp"
 
 namespace hb::knn {
 namespace {
 
-// Owns one HDF5 identifier.
-class Handle {
- public:
-  Handle() = default;
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
-  Handle& operator=(Handle&& o) noexcept {
-    std::swap(id_, o.id_);
-    std::swap(close_, o.close_);
-    return *this;
-  }
-  ~Handle() {
-    if (id_ >= 0 && close_) close_(id_);
-  }
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_ = H5I_INVALID_HID;
-  herr_t (*close_)(hid_t) = nullptr;
-};
-
-// HDF5 prints its error stack by default; our errors are values, so keep it quiet.
-struct QuietHdf5 {
-  H5E_auto2_t func = nullptr;
-  void* data = nullptr;
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
-  QuietHdf5(const QuietHdf5&) = delete;
-  QuietHdf5& operator=(const QuietHdf5&) = delete;
-};
-
-bool exists(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
-
-// The dataset's extent, or an error naming it.
-Result<std::vector<hsize_t>> extent(hid_t dataset, const std::string& file, const std::string& name) {
-  Handle space(H5Dget_space(dataset), H5Sclose);
-  const int rank = space.ok() ? H5Sget_simple_extent_ndims(space.get()) : -1;
-  if (rank < 0) return bad_input(file, name, "cannot read the dataset's shape");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  return dims;
-}
-
-Result<Handle> open_dataset(hid_t file, const std::string& path, const std::string& name) {
-  Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) return bad_input(path, name, "missing or unreadable dataset");
-  return d;
-}
-
-template <class T>
-Result<std::vector<T>> read_all(hid_t file, const std::string& path, const std::string& name, hid_t memory_type,
-                                H5T_class_t expected_class) {
-  auto d = open_dataset(file, path, name);
-  if (!d) return d.error();
-  Handle type(H5Dget_type(d->get()), H5Tclose);
-  if (H5Tget_class(type.get()) != expected_class)
-    return bad_input(path, name, expected_class == H5T_INTEGER ? "must hold integers" : "must hold floating-point numbers");
-  auto dims = extent(d->get(), path, name);
-  if (!dims) return dims.error();
-  hsize_t n = 1;
-  for (const auto x : *dims) n *= x;
-  std::vector<T> values(n);
-  if (n > 0 && H5Dread(d->get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-    return bad_input(path, name, "cannot read the dataset");
-  return values;
-}
-
-Result<std::vector<std::string>> read_strings(hid_t file, const std::string& path, const std::string& name) {
-  auto d = open_dataset(file, path, name);
-  if (!d) return d.error();
-  Handle type(H5Dget_type(d->get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING) return bad_input(path, name, "must hold strings");
-  auto dims = extent(d->get(), path, name);
-  if (!dims) return dims.error();
-  const std::size_t n = dims->empty() ? 1 : (*dims)[0];
-  std::vector<std::string> out;
-  if (H5Tis_variable_str(type.get()) > 0) {
-    Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(memory.get(), H5T_VARIABLE);
-    H5Tset_cset(memory.get(), H5Tget_cset(type.get()));
-    std::vector<char*> pointers(n, nullptr);
-    if (H5Dread(d->get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0)
-      return bad_input(path, name, "cannot read the strings");
-    for (auto* p : pointers) out.emplace_back(p ? p : "");
-    Handle space(H5Dget_space(d->get()), H5Sclose);
-    H5Dvlen_reclaim(memory.get(), space.get(), H5P_DEFAULT, pointers.data());
-  } else {
-    const std::size_t width = H5Tget_size(type.get());
-    std::vector<char> buffer(n * width);
-    if (H5Dread(d->get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
-      return bad_input(path, name, "cannot read the strings");
-    for (std::size_t i = 0; i < n; ++i) {
-      std::string s(buffer.data() + i * width, width);
-      s.erase(s.find_last_not_of(std::string(" \0", 2)) + 1);
-      out.push_back(s);
-    }
-  }
-  return out;
-}
+using namespace hdf5_datasets;  // NOLINT: Handle, QuietHdf5, read_all, ...
 
 // Features stay in the file: rows are read by hyperslab when the search needs them.
 class Hdf5TrainingSource final : public TrainingSource {
@@ -194,29 +93,6 @@ Result<TrainingSet> read_training_file(const std::string& path) {
   return set;
 }
 
-namespace {
-
-Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
-                     std::span<const hsize_t> dims, const void* data) {
-  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  if (!d.ok() || H5Dwrite(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    return io_error(path, std::string("cannot write /train/") + name);
-  return {};
-}
-
-Status write_names(hid_t group, const std::string& path, const std::vector<std::string>& names) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  std::vector<const char*> pointers;
-  for (const auto& n : names) pointers.push_back(n.c_str());
-  const std::array<hsize_t, 1> dims{names.size()};
-  return write_dataset(group, path, "class_names", type.get(), type.get(), dims, pointers.data());
-}
-
-}  // namespace
-
 Status write_training_file(const std::string& path, const TrainingFileContents& c) {
   QuietHdf5 quiet;
   io::AtomicPath out(path);
@@ -237,7 +113,7 @@ Status write_training_file(const std::string& path, const TrainingFileContents& 
       HB_TRY(write_dataset(group.get(), path, "wavelength", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims,
                            c.wavelength.data()));
     }
-    if (c.classes && !c.classes->names.empty()) HB_TRY(write_names(group.get(), path, c.classes->names));
+    if (c.classes && !c.classes->names.empty()) HB_TRY(write_strings(group.get(), path, "class_names", c.classes->names));
     if (c.classes && !c.classes->lookup.empty() && c.classes->lookup.size() % 3 == 0) {
       const std::array<hsize_t, 2> dims{c.classes->lookup.size() / 3, 3};
       HB_TRY(write_dataset(group.get(), path, "class_lookup", H5T_STD_I32LE, H5T_NATIVE_INT, dims,

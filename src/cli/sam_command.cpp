@@ -1,0 +1,77 @@
+// hyperbatch sam: classify a scene by its best-matching reference spectrum (spectral
+// angle or spectral correlation).
+#include <fmt/core.h>
+
+#include "src/cli/commands.hpp"
+#include "src/cli/progress.hpp"
+#include "src/sam/run.hpp"
+
+namespace hb::cli {
+namespace {
+
+struct SamCliOptions {
+  sam::SamJob job;
+  std::string method = "sam";
+  std::string backend = "auto";
+  std::string formulation = "auto";
+  std::string resample = "auto";
+};
+
+void print_summary(const sam::SamResult& r) {
+  for (const auto& path : r.outputs) fmt::print("wrote   {}\n", path);
+  fmt::print("library {} spectra on {} scene bands ({}{})\n", r.references, r.bands, r.resampling,
+             r.excluded_bands.empty() ? "" : fmt::format(", bands {} not covered", sam::band_list(r.excluded_bands)));
+  fmt::print("scored  on {} ({}): {} pixels classified, {} below the threshold, {} ignored, {:.3f} s\n", r.backend,
+             r.formulation, r.classified, r.below_threshold, r.ignored, r.seconds);
+}
+
+}  // namespace
+
+Registered register_sam(CLI::App& root) {
+  auto o = std::make_shared<SamCliOptions>();
+  auto& job = o->job;
+  auto* app = root.add_subcommand("sam", "Classify a scene by spectral angle (SAM) or correlation (SCM) to reference spectra");
+  app->add_option("scene", job.scene, "Scene to classify (ENVI or HDF5 cube)")->required();
+  auto* library = app->add_option("--library", job.library, "ENVI spectral library (.sli/.hdr) or HDF5 file with /library");
+  auto* truth = app->add_option("--truth", job.truth, "Class raster over the scene: its class means are the references");
+  auto* train = app->add_option("--train", job.train_file, "KNN training file (HDF5): its class means are the references");
+  library->check(CLI::ExistingFile);
+  truth->check(CLI::ExistingFile);
+  train->check(CLI::ExistingFile);
+  library->excludes(truth)->excludes(train);
+  truth->excludes(train);
+  app->add_option("-o,--output", job.output, "Class map to write (ENVI header or .h5)")->required();
+  app->add_option("--method", o->method, "sam: spectral angle; scm: spectral correlation")
+      ->check(CLI::IsMember({"sam", "scm"}));
+  auto* angle = app->add_option("--max-angle", job.max_angle, "SAM: leave pixels whose best angle exceeds this (radians) unclassified")
+                    ->check(CLI::Range(0.0, 3.1415926535897932));
+  auto* corr = app->add_option("--min-correlation", job.min_correlation,
+                               "SCM: leave pixels whose best correlation is below this unclassified")
+                   ->check(CLI::Range(-1.0, 1.0));
+  angle->excludes(corr);
+  app->add_option("--rules", job.rules, "Write every per-class score (angles or correlations) to this cube");
+  app->add_option("--save-library", job.save_library, "Write the library as compared (resampled) to this HDF5 file");
+  app->add_option("--resample", o->resample, "Library to scene bands: auto, linear or gaussian")
+      ->check(CLI::IsMember({"auto", "linear", "gaussian"}));
+  app->add_option("--backend", o->backend, "Where scoring runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app->add_option("--formulation", o->formulation, "CUDA: direct kernel, DGEMM, or auto by library size")
+      ->check(CLI::IsMember({"auto", "direct", "gemm"}));
+  app->add_option("--tile-rows", job.tile_rows, "Scene rows per tile (0 = from a memory budget)")
+      ->check(CLI::NonNegativeNumber);
+  return {app, [o]() -> Status {
+            o->job.method = *sam::method_from_name(o->method);
+            o->job.backend = *backend_kind_from_name(o->backend);
+            o->job.formulation = *sam::formulation_from_name(o->formulation);
+            o->job.resampling = o->resample == "linear"     ? sam::Resampling::linear
+                                : o->resample == "gaussian" ? sam::Resampling::gaussian
+                                                            : sam::Resampling::automatic;
+            ProgressReporter progress("sam", "rows", true);
+            auto result = sam::run(o->job, [&](std::int64_t done, std::int64_t total) { progress.update(done, total); });
+            if (!result) return result.error();
+            progress.finish();
+            print_summary(*result);
+            return {};
+          }};
+}
+
+}  // namespace hb::cli

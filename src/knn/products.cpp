@@ -1,0 +1,175 @@
+#include "src/knn/products.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+namespace hb::knn {
+namespace {
+
+constexpr std::array<int, 3 * 12> kPalette{
+    255, 0,   0,   0,   160, 0,   0,   0,   255, 255, 255, 0,   0,   255, 255, 255, 0,   255,
+    176, 48,  96,  46,  139, 87,  160, 32,  240, 255, 127, 80,  127, 255, 212, 218, 112, 214};
+
+// Writers for every product; `paths` say where each one is committed.
+class ProductWriters {
+ public:
+  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      auto w = io::create_cube(paths[i], list[i].info);
+      if (!w) return w.error();
+      writers_.push_back(std::move(*w));
+    }
+    return {};
+  }
+  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) {
+    return writers_.at(index)->write_rows(rows, data);
+  }
+  // Auxiliary products first, the main one last: its presence means the run finished.
+  Status commit() {
+    for (std::size_t i = writers_.size(); i-- > 0;) HB_TRY(writers_[i]->commit());
+    return {};
+  }
+
+ private:
+  std::vector<std::unique_ptr<io::CubeWriter>> writers_;
+};
+
+class EnviFiles final : public ProductFiles {
+ public:
+  static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, const std::vector<Product>& list) {
+    auto out = std::make_unique<EnviFiles>();
+    for (const auto& product : list)
+      out->paths_.push_back(product.envi_suffix.empty() ? path : sibling_path(path, product.envi_suffix));
+    HB_TRY(out->writers_.open(list, out->paths_));
+    return std::unique_ptr<ProductFiles>(std::move(out));
+  }
+  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
+    return writers_.write(index, rows, data);
+  }
+  Status commit() override { return writers_.commit(); }
+  std::vector<std::string> paths() const override { return paths_; }
+
+ private:
+  ProductWriters writers_;
+  std::vector<std::string> paths_;
+};
+
+// HDF5: each product is its own cube under a hidden name beside OUT; commit() copies
+// the auxiliary /cube datasets into the main file and renames that into place.
+class Hdf5Files final : public ProductFiles {
+ public:
+  ~Hdf5Files() override {
+    for (const auto& p : staged_) std::remove(p.c_str());
+  }
+  static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, std::vector<Product> list,
+                                                      const std::string& tag) {
+    auto out = std::make_unique<Hdf5Files>();
+    out->final_ = path;
+    out->list_ = std::move(list);
+    const std::filesystem::path final_path(path);
+    for (const auto& product : out->list_) {
+      std::string name = product.hdf5_name.empty() ? "classes" : product.hdf5_name;
+      std::replace(name.begin(), name.end(), '/', '-');
+      const auto staged = fmt::format(".{}.{}-{}-{}.h5", final_path.filename().string(), tag, ::getpid(), name);
+      out->staged_.push_back((final_path.parent_path() / staged).string());
+    }
+    HB_TRY(out->writers_.open(out->list_, out->staged_));
+    return std::unique_ptr<ProductFiles>(std::move(out));
+  }
+  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
+    return writers_.write(index, rows, data);
+  }
+  Status commit() override {
+    HB_TRY(writers_.commit());
+    HB_TRY(merge_products());
+    if (std::rename(staged_[0].c_str(), final_.c_str()) != 0)
+      return io_error(final_, "cannot rename the class map into place");
+    staged_.erase(staged_.begin());
+    return {};
+  }
+  std::vector<std::string> paths() const override { return {final_}; }
+
+ private:
+  Status merge_products() {
+    const hid_t target = H5Fopen(staged_[0].c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    if (target < 0) return io_error(staged_[0], "cannot reopen the class map to add the other products");
+    const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    Status status;
+    for (std::size_t i = 1; i < list_.size() && status.ok(); ++i) {
+      const hid_t source = H5Fopen(staged_[i].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+      if (source < 0 || H5Ocopy(source, "/cube", target, list_[i].hdf5_name.c_str(), H5P_DEFAULT, lcpl) < 0)
+        status = io_error(final_, "cannot copy /" + list_[i].hdf5_name + " into the class map file");
+      if (source >= 0) H5Fclose(source);
+    }
+    H5Pclose(lcpl);
+    if (H5Fclose(target) < 0 && status.ok()) status = io_error(final_, "cannot close the class map file");
+    return status;
+  }
+
+  std::string final_;
+  std::vector<Product> list_;
+  std::vector<std::string> staged_;  // removed on destruction unless renamed
+  ProductWriters writers_;
+};
+
+}  // namespace
+
+std::string sibling_path(const std::string& path, const std::string& suffix) {
+  const std::filesystem::path p(path);
+  const auto ext = p.extension().string();
+  if (ext.empty()) return path + suffix;
+  return (p.parent_path() / (p.stem().string() + suffix + ext)).string();
+}
+
+ClassTable complete_class_table(const ClassTable& given, int count) {
+  ClassTable t = given;
+  t.names.resize(static_cast<std::size_t>(std::max<int>(count, static_cast<int>(t.names.size()))));
+  for (std::size_t id = 0; id < t.names.size(); ++id)
+    if (t.names[id].empty()) t.names[id] = id == 0 ? "Unclassified" : fmt::format("Class {}", id);
+  const std::size_t want = 3 * t.names.size();
+  if (t.lookup.size() > want) t.lookup.resize(want);
+  for (std::size_t i = t.lookup.size(); i < want; ++i) {
+    const std::size_t id = i / 3;
+    t.lookup.push_back(id == 0 ? 0 : kPalette[((id - 1) * 3 + i % 3) % kPalette.size()]);
+  }
+  return t;
+}
+
+io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
+                          io::DataType type, std::int64_t bands) {
+  io::CubeInfo info;
+  info.shape = {scene.shape.lines, scene.shape.samples, bands};
+  info.type = type;
+  info.meta.map_info = scene.meta.map_info;
+  info.meta.coordinate_system_string = scene.meta.coordinate_system_string;
+  info.meta.description = description;
+  info.meta.source_file = scene_path;
+  return info;
+}
+
+io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
+                            const ClassTable& classes) {
+  auto info = product_info(scene, scene_path, description, io::DataType::u16, 1);
+  info.meta.file_type = "ENVI Classification";
+  info.meta.classes = static_cast<int>(classes.names.size());
+  info.meta.class_names = classes.names;
+  info.meta.class_lookup = classes.lookup;
+  info.meta.band_names = {"class"};
+  return info;
+}
+
+Result<std::unique_ptr<ProductFiles>> create_product_files(const std::string& path, std::vector<Product> products,
+                                                           const std::string& tag) {
+  if (io::format_from_path(path) == io::CubeFormat::hdf5) return Hdf5Files::create(path, std::move(products), tag);
+  return EnviFiles::create(path, products);
+}
+
+}  // namespace hb::knn

@@ -1,0 +1,55 @@
+// Classifier outputs as a set of cubes written together, through io::create_cube so that
+// every format the project reads is also written. Shared by `knn` and `sam`:
+//   ENVI  the main product at OUT, every other one at a sibling NAME<suffix>.
+//   HDF5  OUT.h5 with the main product at /cube and the others at their dataset names
+//         (each is written as its own cube beside OUT, then copied into the main file
+//         with H5Ocopy before that file is renamed into place).
+// Nothing appears under a final name until commit(); the main product is committed
+// last, so its presence means the run finished.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/cube.hpp"
+#include "src/knn/training.hpp"
+
+namespace hb::knn {
+
+// NAME.hdr -> NAME_suffix.hdr, NAME.img -> NAME_suffix.img, NAME -> NAME_suffix, NAME.h5 -> NAME_suffix.h5.
+std::string sibling_path(const std::string& path, const std::string& suffix);
+
+// Class names and colours for `count` classes: the given ones, completed with
+// "Unclassified" / "Class N" and a fixed palette (black for class 0).
+ClassTable complete_class_table(const ClassTable& given, int count);
+
+// A product cube aligned with the scene (its map info and coordinate system kept).
+io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
+                          io::DataType type, std::int64_t bands);
+// The uint16 ENVI Classification cube of a class map with the given (complete) classes.
+io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
+                            const ClassTable& classes);
+
+struct Product {
+  std::string hdf5_name;    // dataset in the HDF5 file ("" for the main product, /cube)
+  std::string envi_suffix;  // ENVI sibling suffix ("" for the main product)
+  io::CubeInfo info;
+};
+
+class ProductFiles {
+ public:
+  virtual ~ProductFiles() = default;
+  // `rows` of product `index` (in the order given to create), canonical layout.
+  virtual Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) = 0;
+  virtual Status commit() = 0;
+  virtual std::vector<std::string> paths() const = 0;  // final names
+};
+
+// `products[0]` is the main product; `tag` names the hidden HDF5 staging files.
+Result<std::unique_ptr<ProductFiles>> create_product_files(const std::string& path, std::vector<Product> products,
+                                                           const std::string& tag);
+
+}  // namespace hb::knn
