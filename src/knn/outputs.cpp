@@ -9,6 +9,8 @@
 
 #include <fmt/core.h>
 
+#include "mpi/agree.hpp"
+
 namespace hb::knn {
 namespace {
 
@@ -70,9 +72,11 @@ std::span<const std::byte> bytes_of(std::span<const T> values) {
 // Writers for every product; `paths` say where each one is committed.
 class ProductWriters {
  public:
-  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths) {
+  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths, const mpi::Comm* comm) {
+    io::WriteOptions options;
+    options.comm = comm;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      auto w = io::create_cube(paths[i], list[i].info);
+      auto w = io::create_cube(paths[i], list[i].info, options);
       if (!w) return w.error();
       writers_.push_back(std::move(*w));
     }
@@ -107,7 +111,7 @@ class EnviOutputs final : public KnnOutputs {
       out->paths_.push_back(sibling_path(r.path, "_neighbors_index"));
       out->paths_.push_back(sibling_path(r.path, "_neighbors_distance"));
     }
-    HB_TRY(out->writers_.open(list, out->paths_));
+    HB_TRY(out->writers_.open(list, out->paths_, r.comm));
     return std::unique_ptr<KnnOutputs>(std::move(out));
   }
   Status write(const ClassifiedRows& rows) override { return writers_.write(rows); }
@@ -130,22 +134,31 @@ class Hdf5Outputs final : public KnnOutputs {
     auto out = std::make_unique<Hdf5Outputs>();
     out->final_ = r.path;
     out->list_ = products(r);
+    out->comm_ = r.comm != nullptr && r.comm->is_parallel() ? r.comm : nullptr;
+    // Staged names must be the same on every rank: rank 0's process id names them.
+    std::int64_t pid[1] = {::getpid()};
+    if (out->comm_ != nullptr) out->comm_->broadcast(pid);
     const std::filesystem::path final_path(r.path);
     for (const auto& product : out->list_) {
       const std::string tag = product.name.empty() ? "classes" : product.name.substr(product.name.rfind('/') + 1);
-      const auto name = fmt::format(".{}.knn-{}-{}{}.h5", final_path.filename().string(), ::getpid(),
+      const auto name = fmt::format(".{}.knn-{}-{}{}.h5", final_path.filename().string(), pid[0],
                                     product.name.rfind("neighbors", 0) == 0 ? "neighbors-" : "", tag);
       out->staged_.push_back((final_path.parent_path() / name).string());
     }
-    HB_TRY(out->writers_.open(out->list_, out->staged_));
+    HB_TRY(out->writers_.open(out->list_, out->staged_, out->comm_));
     return std::unique_ptr<KnnOutputs>(std::move(out));
   }
   Status write(const ClassifiedRows& rows) override { return writers_.write(rows); }
   Status commit() override {
     HB_TRY(writers_.commit());
-    HB_TRY(merge_products());
-    if (std::rename(staged_[0].c_str(), final_.c_str()) != 0)
-      return io_error(final_, "cannot rename the class map into place");
+    Status done;
+    if (comm_ == nullptr || comm_->is_root()) {
+      done = merge_products();
+      if (done.ok() && std::rename(staged_[0].c_str(), final_.c_str()) != 0)
+        done = io_error(final_, "cannot rename the class map into place");
+    }
+    if (comm_ != nullptr) done = mpi::agree(done, *comm_);
+    HB_TRY(done);
     staged_.erase(staged_.begin());
     return {};
   }
@@ -170,6 +183,7 @@ class Hdf5Outputs final : public KnnOutputs {
   }
 
   std::string final_;
+  const mpi::Comm* comm_ = nullptr;
   std::vector<Product> list_;
   std::vector<std::string> staged_;  // removed on destruction unless renamed
   ProductWriters writers_;
