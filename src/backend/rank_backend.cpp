@@ -7,6 +7,10 @@
 
 #include "mpi/agree.hpp"
 
+#ifdef HB_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace hb {
 namespace {
 
@@ -25,6 +29,16 @@ void log_bindings(const mpi::Comm& comm, const mpi::Placement& where, const Back
   }
 }
 
+Status make_current(int device) {
+#ifdef HB_HAVE_CUDA
+  if (device >= 0 && cudaSetDevice(device) != cudaSuccess)
+    return Error{ErrorKind::resource, {}, "--backend", fmt::format("cannot use GPU {}", device)};
+#else
+  (void)device;
+#endif
+  return {};
+}
+
 }  // namespace
 
 Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
@@ -41,6 +55,7 @@ Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
                     fmt::format("{} ranks on host {} but {} GPU(s): --backend cuda needs one GPU per rank "
                                 "(start at most {} ranks per node, or use --backend cpu)",
                                 where.local_size, where.host, gpus, gpus)};
+    if (local.ok()) local = make_current(where.local_rank);
     HB_TRY(mpi::agree(local, comm));
     return where.local_rank;
   }
@@ -49,7 +64,9 @@ Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
   if (gpus > 0 && short_somewhere && comm.is_root())
     spdlog::warn("more ranks than GPUs on some node: every rank uses the CPU backend (use --backend cuda to make "
                  "this an error)");
-  return short_somewhere || gpus == 0 ? -1 : where.local_rank;
+  const int device = short_somewhere || gpus == 0 ? -1 : where.local_rank;
+  HB_TRY(mpi::agree(make_current(device), comm));
+  return device;
 }
 
 Result<std::unique_ptr<Backend>> make_rank_backend(BackendKind kind, const mpi::Comm& comm) {

@@ -14,6 +14,7 @@
 
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
+#include "src/backend/rank_backend.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
@@ -94,6 +95,8 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == FeatureSpec::Kind::mnf)
     return Error{ErrorKind::usage, {}, "--save-training",
                  "--save-training, --export-split and --features mnf:N run on one rank only for now"};
+  auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
+  if (!device) return device.error();
   auto cube = io::open_cube(job.scene);
   HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
   const auto& info = (*cube)->info();
