@@ -43,6 +43,12 @@ double tile_weight(std::int64_t valid_pixels, std::int64_t pixels) {
   return static_cast<double>(valid_pixels) + kReadShare * static_cast<double>(pixels);
 }
 
+std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks, std::int64_t multiple) {
+  const std::int64_t units = 8 * std::int64_t{std::max(ranks, 1)};
+  const std::int64_t rows = std::max<std::int64_t>(1, std::min(tile_rows, (lines + units - 1) / units));
+  return (rows + multiple - 1) / multiple * multiple;
+}
+
 std::int64_t max_tiles(std::span<const std::int64_t> cuts) {
   std::int64_t most = 0;
   for (std::size_t r = 0; r + 1 < cuts.size(); ++r) most = std::max(most, cuts[r + 1] - cuts[r]);

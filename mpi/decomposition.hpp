@@ -51,6 +51,11 @@ Block block_of(const TileGrid& grid, std::span<const std::int64_t> cuts, int par
 inline constexpr double kReadShare = 0.125;
 double tile_weight(std::int64_t valid_pixels, std::int64_t pixels);
 
+// Rows per balancing unit: the work tile, or less so that each rank gets at least 8
+// units to choose from (a small scene in one budget-sized tile would otherwise go to
+// one rank), rounded up to a multiple of `multiple` (MNF: whole reduction granules).
+std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks, std::int64_t multiple = 1);
+
 // The largest number of tiles any rank holds: collective readers and writers make this
 // many calls on every rank (empty ones past a rank's own tiles).
 std::int64_t max_tiles(std::span<const std::int64_t> cuts);

@@ -61,7 +61,7 @@ Result<std::vector<double>> shared_shift(const Shard& shard, std::int64_t dims, 
 // Query blocks balanced by valid pixels (even rows when validity is unknown).
 io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::uint8_t>& valid,
                          const mpi::Comm& comm) {
-  const mpi::TileGrid grid{shape.lines, std::max<std::int64_t>(1, tile_rows)};
+  const mpi::TileGrid grid{shape.lines, mpi::balance_rows(shape.lines, tile_rows, comm.size())};
   std::vector<double> weights(static_cast<std::size_t>(grid.count()));
   for (std::int64_t t = 0; t < grid.count(); ++t) {
     const auto rows = grid.rows(t);

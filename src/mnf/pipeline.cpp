@@ -74,34 +74,24 @@ struct StatsSink {
   TreeSum& noise;
   const std::vector<double>& shift;
   const std::vector<double>& zero_noise;
-  std::vector<std::int64_t>& tile_valid;  // this rank's tiles, in order
+  std::vector<std::pair<std::int64_t, std::int64_t>>& granule_valid;  // (first row, valid pixels)
 
   // Moments of each granule of the tile's core rows, pushed in order.
   Status add(const io::Tile& tile) {
-    std::int64_t valid = 0;
     for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
       const io::Tile part = sub_tile(tile, {r, std::min(tile.core().end, r + granule_rows)}, halo);
       Moments m = Moments::zero(shift);
       HB_TRY(backend.accumulate_moments(part, rules, m));
-      valid += m.count;
+      granule_valid.emplace_back(r, m.count);
       HB_TRY(data.push(r / granule_rows, std::move(m)));
       if (!with_noise) continue;
       Moments n = Moments::zero(zero_noise);
       HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
       HB_TRY(noise.push(r / granule_rows, std::move(n)));
     }
-    tile_valid.push_back(valid);
     return {};
   }
 };
-
-// This rank's tiles of a decomposition, as row ranges.
-std::vector<io::RowRange> block_tiles(const Decomposition& d, int rank) {
-  std::vector<io::RowRange> tiles;
-  const auto block = d.block(rank);
-  for (std::int64_t t = block.first_tile; t < block.end_tile; ++t) tiles.push_back(d.grid.rows(t));
-  return tiles;
-}
 
 // The rows of `block` cut into tiles of at most `rows`.
 std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
@@ -135,7 +125,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
 
   const std::int64_t granule = granule_rows(backend);
   const std::int64_t rows = (tile_rows_for(info, options, 0) + granule - 1) / granule * granule;
-  const mpi::TileGrid grid{info.shape.lines, rows};
+  const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
   auto shift = provisional_mean(cube, backend, stats.rules);
   if (!shift) return shift.error();
   auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
@@ -150,14 +140,15 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   // tile size and rank count (TreeSum). One row per granule on the CPU; GPU granules
   // are longer so that each backend call has work enough, and tiles are whole granules.
   TreeSum data_sum(*shift), noise_sum(zero_noise);
-  std::vector<std::int64_t> tile_valid;
+  std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
   StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
-                 data_sum, noise_sum,   *shift,       zero_noise, tile_valid};
-  io::TileReader reader(cube, block_tiles(blocks, comm.rank()), std::max(halo.above, halo.below),
-                        backend.host_allocator());
+                 data_sum, noise_sum,   *shift,       zero_noise, granule_valid};
+  const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
+  io::TileReader reader(cube, tiles, std::max(halo.above, halo.below), backend.host_allocator());
   double input_wait = 0, compute = 0;
-  const auto mine = blocks.block(comm.rank()).tiles();
-  for (std::int64_t i = 0; i < blocks.max_tiles(); ++i) {
+  const auto mine = static_cast<std::int64_t>(tiles.size());
+  const auto counts = comm.allgather(mine);
+  for (std::int64_t i = 0; i < *std::max_element(counts.begin(), counts.end()); ++i) {
     Status local;
     const Stopwatch wait;
     if (i < mine) {
@@ -171,10 +162,10 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
     }
     HB_TRY(mpi::agree(local, comm));
   }
-  spdlog::info("statistics pass on {}: rank {} has tiles [{}, {}) of {} ({} rows each), {:.3f} s waiting for input, "
+  spdlog::info("statistics pass on {}: rank {} has rows [{}, {}) ({} tiles of {} rows), {:.3f} s waiting for input, "
                "{:.3f} s computing",
-               backend.name(), comm.rank(), blocks.block(comm.rank()).first_tile, blocks.block(comm.rank()).end_tile,
-               grid.count(), grid.rows_per_tile, input_wait, compute);
+               backend.name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
+               mine, rows, input_wait, compute);
   const Stopwatch reduce;
   auto data = data_sum.total(comm);
   if (!data) return data.error();
@@ -186,8 +177,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   }
   // Exact valid counts per tile balance the transform passes.
   std::vector<std::int64_t> exact(static_cast<std::size_t>(grid.count()), 0);
-  for (std::size_t j = 0; j < tile_valid.size(); ++j)
-    exact[static_cast<std::size_t>(blocks.block(comm.rank()).first_tile) + j] = tile_valid[j];
+  for (const auto& [row, valid] : granule_valid) exact[static_cast<std::size_t>(row / grid.rows_per_tile)] += valid;
   comm.allreduce_sum(exact);
   stats.blocks = balance(grid, std::move(exact), info.shape.samples, comm.size());
   spdlog::info("statistics reduction across {} ranks: {:.3f} s", comm.size(), reduce.seconds());
@@ -233,7 +223,8 @@ Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& r
   if (given != nullptr && given->grid.lines == cube.info().shape.lines &&
       static_cast<int>(given->cuts.size()) == comm.size() + 1)
     return *given;
-  const mpi::TileGrid grid{cube.info().shape.lines, tile_rows};
+  const auto lines = cube.info().shape.lines;
+  const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, comm.size())};
   auto valid = probe_valid_pixels(cube, rules, grid, comm);
   if (!valid) return valid.error();
   return balance(grid, std::move(*valid), cube.info().shape.samples, comm.size());
