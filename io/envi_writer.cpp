@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "io/atomic_file.hpp"
 #include "io/envi_cube.hpp"
 #include "io/envi_layout.hpp"
 #include "io/posix_file.hpp"
+#include "mpi/agree.hpp"
 
 namespace hb::io {
 namespace {
@@ -32,8 +34,12 @@ EnviPaths output_paths(const std::string& path) {
 
 class EnviWriter final : public CubeWriter {
  public:
-  EnviWriter(EnviHeader header, AtomicPath header_file, AtomicPath data_file, PosixFile data)
+  // `header_file` and `data_file` are held by rank 0 (or the only rank) alone.
+  EnviWriter(EnviHeader header, std::string final_header, std::optional<AtomicPath> header_file,
+             std::optional<AtomicPath> data_file, PosixFile data, const mpi::Comm* parallel)
       : header_(std::move(header)),
+        final_header_(std::move(final_header)),
+        parallel_(parallel),
         layout_{header_.info.shape, bytes_per_sample(header_.info.type), 0, header_.interleave},
         header_file_(std::move(header_file)),
         data_file_(std::move(data_file)),
@@ -63,6 +69,7 @@ class EnviWriter final : public CubeWriter {
   }
 
   Status commit() override {
+    if (parallel_ != nullptr) return commit_parallel();
     {
       std::lock_guard lock(mutex_);
       if (rows_written_ != layout_.shape.lines)
@@ -71,13 +78,31 @@ class EnviWriter final : public CubeWriter {
     }
     HB_TRY(data_.sync_and_close());
     HB_TRY(write_header_text());
-    HB_TRY(data_file_.commit());
-    return header_file_.commit();
+    HB_TRY(data_file_->commit());
+    return header_file_->commit();
   }
 
  private:
   Error internal(std::string message) const {
-    return Error{ErrorKind::internal, header_file_.final_path(), {}, std::move(message)};
+    return Error{ErrorKind::internal, final_header_, {}, std::move(message)};
+  }
+
+  // Every rank flushes its rows; rank 0 checks that the ranks wrote every row between
+  // them, then writes the header and renames. Every rank learns the outcome.
+  Status commit_parallel() {
+    HB_TRY(mpi::agree(data_.sync_and_close(), *parallel_));
+    std::vector<std::uint8_t> all(written_.begin(), written_.end());
+    MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_UINT8_T, MPI_MAX, parallel_->handle());
+    const auto missing = std::find(all.begin(), all.end(), std::uint8_t{0});
+    if (missing != all.end())
+      return internal("row " + std::to_string(missing - all.begin()) + " was never written; output not committed");
+    Status done;
+    if (parallel_->is_root()) {
+      done = write_header_text();
+      if (done.ok()) done = data_file_->commit();
+      if (done.ok()) done = header_file_->commit();
+    }
+    return mpi::agree(done, *parallel_);
   }
 
   // Marks rows as written; each row may be written once.
@@ -92,16 +117,18 @@ class EnviWriter final : public CubeWriter {
 
   Status write_header_text() {
     const std::string text = format_envi_header(header_);
-    auto file = PosixFile::create(header_file_.temporary());
+    auto file = PosixFile::create(header_file_->temporary());
     if (!file) return file.error();
     HB_TRY(file->write_at(0, std::as_bytes(std::span(text))));
     return file->sync_and_close();
   }
 
   EnviHeader header_;
+  std::string final_header_;
+  const mpi::Comm* parallel_;
   envi::Layout layout_;
-  AtomicPath header_file_;
-  AtomicPath data_file_;
+  std::optional<AtomicPath> header_file_;
+  std::optional<AtomicPath> data_file_;
   PosixFile data_;
   std::mutex mutex_;
   std::vector<bool> written_;
@@ -111,7 +138,9 @@ class EnviWriter final : public CubeWriter {
 }  // namespace
 
 Result<std::unique_ptr<CubeWriter>> create_envi_cube(const std::string& path, const CubeInfo& info,
-                                                     Interleave interleave, ByteOrder byte_order) {
+                                                     Interleave interleave, ByteOrder byte_order,
+                                                     const mpi::Comm* comm) {
+  const mpi::Comm* parallel = comm != nullptr && comm->is_parallel() ? comm : nullptr;
   const EnviPaths paths = output_paths(path);
   EnviHeader header{info, 0, interleave, byte_order};
   header.info.meta.envi_interleave = interleave;
@@ -119,12 +148,30 @@ Result<std::unique_ptr<CubeWriter>> create_envi_cube(const std::string& path, co
   // The header we will write must read back: this checks shape, overflow and list lengths.
   if (auto check = parse_envi_header(format_envi_header(header), paths.header); !check) return check.error();
 
-  AtomicPath data_file(paths.data);
-  auto data = PosixFile::create(data_file.temporary());
-  if (!data) return data.error();
-  HB_TRY(data->resize(info.total_bytes()));
-  return std::unique_ptr<CubeWriter>(
-      new EnviWriter(std::move(header), AtomicPath(paths.header), std::move(data_file), std::move(*data)));
+  // Rank 0 (or the only rank) owns the temporary names; the others open its data file.
+  std::optional<AtomicPath> data_file, header_file;
+  Result<PosixFile> data = PosixFile{};
+  std::string temporary;
+  if (parallel == nullptr || parallel->is_root()) {
+    data_file.emplace(paths.data);
+    header_file.emplace(paths.header);
+    temporary = data_file->temporary();
+    data = PosixFile::create(temporary);
+    if (data) {
+      const Status sized = data->resize(info.total_bytes());
+      if (!sized) data = sized.error();
+    }
+  }
+  if (parallel == nullptr) {
+    if (!data) return data.error();
+  } else {
+    HB_TRY(mpi::agree(data ? Status{} : Status{data.error()}, *parallel));
+    temporary = parallel->broadcast(temporary);
+    if (!parallel->is_root()) data = PosixFile::open_write(temporary);
+    HB_TRY(mpi::agree(data ? Status{} : Status{data.error()}, *parallel));
+  }
+  return std::unique_ptr<CubeWriter>(new EnviWriter(std::move(header), paths.header, std::move(header_file),
+                                                    std::move(data_file), std::move(*data), parallel));
 }
 
 }  // namespace hb::io

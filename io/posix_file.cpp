@@ -57,6 +57,12 @@ Result<PosixFile> PosixFile::open_read(const std::string& path) {
   return file;
 }
 
+Result<PosixFile> PosixFile::open_write(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path, os_error("cannot open for writing"));
+  return PosixFile(fd, path, 0);
+}
+
 Result<PosixFile> PosixFile::create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(path, os_error("cannot create"));

@@ -24,6 +24,7 @@ class PosixFile {
   // Regular files only: a directory or device is an io error naming `path`.
   static Result<PosixFile> open_read(const std::string& path);
   static Result<PosixFile> create(const std::string& path);  // truncates
+  static Result<PosixFile> open_write(const std::string& path);  // an existing file, kept as is
 
   const std::string& path() const { return path_; }
   std::int64_t size() const { return size_; }  // at open time

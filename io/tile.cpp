@@ -43,4 +43,17 @@ void Tile::reserve(std::size_t bytes, const HostAllocator& allocator) {
   capacity_ = bytes;
 }
 
+Tile Tile::with_core(RowRange core) const {
+  Tile view;
+  view.type_ = type_;
+  view.samples_ = samples_;
+  view.bands_ = bands_;
+  view.held_ = held_;
+  view.core_ = {std::clamp(core.begin, core_.begin, core_.end), std::clamp(core.end, core_.begin, core_.end)};
+  view.storage_ = storage_;
+  view.size_ = size_;
+  view.capacity_ = capacity_;
+  return view;
+}
+
 }  // namespace hb::io

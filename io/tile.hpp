@@ -50,6 +50,9 @@ class Tile {
   std::int64_t bands() const { return bands_; }
   RowRange held() const { return held_; }  // rows present in memory, halo included
   RowRange core() const { return core_; }  // rows this tile is responsible for
+  // The same held rows (storage shared, nothing copied) responsible for `core` only,
+  // which must lie within core(): granules of a tile that is on a device already.
+  Tile with_core(RowRange core) const;
   std::int64_t pixels() const { return held_.rows() * samples_; }
 
   std::span<std::byte> bytes() { return {storage_.get(), size_}; }

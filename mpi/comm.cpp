@@ -2,7 +2,13 @@
 
 #include <unistd.h>
 
+#include <fmt/core.h>
+
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
 
 namespace hb::mpi {
 
@@ -52,6 +58,116 @@ bool Comm::any(bool value) const {
   int global = local;
   if (size() > 1) MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LOR, comm_);
   return global != 0;
+}
+
+namespace {
+
+int count_of(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::length_error("MPI message of more than 2^31 elements");
+  return static_cast<int>(n);
+}
+
+// A launcher-provided local rank, when the environment names one.
+int launcher_local_rank() {
+  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return -1;
+}
+
+}  // namespace
+
+void Comm::broadcast(std::span<double> values, int root) const {
+  if (size() == 1 || values.empty()) return;
+  MPI_Bcast(values.data(), count_of(values.size()), MPI_DOUBLE, root, comm_);
+}
+
+void Comm::broadcast(std::span<std::int64_t> values, int root) const {
+  if (size() == 1 || values.empty()) return;
+  MPI_Bcast(values.data(), count_of(values.size()), MPI_INT64_T, root, comm_);
+}
+
+std::string Comm::broadcast(std::string value, int root) const {
+  if (size() == 1) return value;
+  std::int64_t length[1] = {static_cast<std::int64_t>(value.size())};
+  broadcast(length, root);
+  value.resize(static_cast<std::size_t>(length[0]));
+  if (length[0] > 0) MPI_Bcast(value.data(), count_of(value.size()), MPI_CHAR, root, comm_);
+  return value;
+}
+
+std::vector<std::int64_t> Comm::allgather(std::int64_t value) const {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size()), value);
+  if (size() > 1) MPI_Allgather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm_);
+  return all;
+}
+
+std::vector<std::byte> Comm::allgather_bytes(std::span<const std::byte> mine) const {
+  if (size() == 1) return {mine.begin(), mine.end()};
+  const auto sizes = allgather(static_cast<std::int64_t>(mine.size()));
+  std::vector<int> counts(sizes.size()), offsets(sizes.size());
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    counts[r] = count_of(static_cast<std::size_t>(sizes[r]));
+    offsets[r] = count_of(total);
+    total += static_cast<std::size_t>(sizes[r]);
+  }
+  std::vector<std::byte> all(total);
+  MPI_Allgatherv(mine.data(), count_of(mine.size()), MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
+                 comm_);
+  return all;
+}
+
+void Comm::send(std::span<const double> values, int to, int tag) const {
+  MPI_Send(values.data(), count_of(values.size()), MPI_DOUBLE, to, tag, comm_);
+}
+
+void Comm::recv(std::span<double> values, int from, int tag) const {
+  MPI_Recv(values.data(), count_of(values.size()), MPI_DOUBLE, from, tag, comm_, MPI_STATUS_IGNORE);
+}
+
+Placement placement(const Comm& comm) {
+  Placement p;
+  p.host = host_name();
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm.handle(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+  const Comm local(node);
+  p.local_rank = local.rank();
+  p.local_size = local.size();
+  MPI_Comm_free(&node);
+  if (const int launcher = launcher_local_rank(); launcher >= 0) p.local_rank = launcher;
+  return p;
+}
+
+Exchange::Exchange(const Comm& comm, std::span<const std::byte> out, int to, std::span<std::byte> in, int from,
+                   int tag) {
+  MPI_Irecv(in.data(), count_of(in.size()), MPI_BYTE, from, tag, comm.handle(), &requests_[0]);
+  MPI_Isend(out.data(), count_of(out.size()), MPI_BYTE, to, tag, comm.handle(), &requests_[1]);
+}
+
+Exchange::Exchange(Exchange&& other) noexcept {
+  for (int i = 0; i < 2; ++i) std::swap(requests_[i], other.requests_[i]);
+}
+
+Exchange& Exchange::operator=(Exchange&& other) noexcept {
+  wait();
+  for (int i = 0; i < 2; ++i) std::swap(requests_[i], other.requests_[i]);
+  return *this;
+}
+
+void Exchange::wait() {
+  if (requests_[0] == MPI_REQUEST_NULL && requests_[1] == MPI_REQUEST_NULL) return;
+  MPI_Waitall(2, requests_, MPI_STATUSES_IGNORE);
+}
+
+void abort_job(const Comm& comm, const std::string& message, int exit_code) {
+  std::fputs(fmt::format("hyperbatch: error on rank {} ({}): {}\n", comm.rank(), host_name(), message).c_str(),
+             stderr);
+  std::fflush(stderr);
+  MPI_Abort(comm.handle(), exit_code);
+  std::abort();
 }
 
 std::string host_name() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace hb::mpi {
 
@@ -39,9 +40,53 @@ class Comm {
   // True on every rank when `value` is true on any rank: how a local failure becomes everyone's.
   bool any(bool value) const;
 
+  // Root's values on every rank.
+  void broadcast(std::span<double> values, int root = 0) const;
+  void broadcast(std::span<std::int64_t> values, int root = 0) const;
+  std::string broadcast(std::string value, int root = 0) const;
+  // One value from each rank, in rank order, on every rank.
+  std::vector<std::int64_t> allgather(std::int64_t value) const;
+  // Every rank's `mine` concatenated in rank order, on every rank (sizes may differ).
+  std::vector<std::byte> allgather_bytes(std::span<const std::byte> mine) const;
+
+  // Blocking point-to-point on host buffers (the sizes must match on both sides).
+  void send(std::span<const double> values, int to, int tag) const;
+  void recv(std::span<double> values, int from, int tag) const;
+
  private:
   MPI_Comm comm_;
 };
+
+// Where a rank runs: its host, and its rank among the ranks of that host. The launcher's
+// word wins (SLURM_LOCALID under srun, OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's
+// mpirun); without it, an MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) split decides.
+struct Placement {
+  std::string host;
+  int local_rank = 0;
+  int local_size = 1;
+};
+Placement placement(const Comm& comm);
+
+// Nonblocking exchange with two neighbours: send `out` to `to` while receiving `in`
+// from `from` (the ring step of the distributed KNN search). wait() completes both.
+class Exchange {
+ public:
+  Exchange() = default;
+  Exchange(const Comm& comm, std::span<const std::byte> out, int to, std::span<std::byte> in, int from, int tag);
+  ~Exchange() { wait(); }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+  Exchange(Exchange&& other) noexcept;
+  Exchange& operator=(Exchange&& other) noexcept;
+  void wait();
+
+ private:
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+// Prints "hyperbatch: error on rank R (HOST): MESSAGE" and aborts every rank: for
+// failures that cannot be turned into an agreed error (a rank stuck elsewhere).
+[[noreturn]] void abort_job(const Comm& comm, const std::string& message, int exit_code);
 
 // Host name of this process, for logs and error messages.
 std::string host_name();

@@ -21,6 +21,7 @@ struct KnnCliOptions {
   std::string features = "bands";
   std::string backend = "auto";
   std::string dedup = "auto";
+  std::string shard_mode = "auto";
   bool json = false;
 };
 
@@ -35,6 +36,9 @@ Status to_job(KnnCliOptions& o) {
   job.classify.weights = *knn::weights_from_name(o.weights);
   job.classify.backend = *backend_kind_from_name(o.backend);
   job.classify.dedup = *dedup::mode_from_name(o.dedup);
+  job.shard_mode = o.shard_mode == "ring"        ? knn::ShardMode::ring
+                   : o.shard_mode == "allgather" ? knn::ShardMode::allgather
+                                                 : knn::ShardMode::automatic;
   auto features = knn::parse_feature_spec(o.features);
   if (!features) return features.error();
   job.features = *features;
@@ -89,6 +93,8 @@ Registered register_knn(CLI::App& root) {
       ->check(CLI::ExistingFile);
   app->add_option("--tile-rows", job.classify.tile_rows, "Scene rows per tile (0 = from a memory budget)")
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--shard-mode", o->shard_mode, "Several ranks: training shards go round a ring or are allgathered")
+      ->check(CLI::IsMember({"auto", "ring", "allgather"}));
   app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")
       ->check(CLI::PositiveNumber);
   app->add_option("--backend", o->backend, "Where the search runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));

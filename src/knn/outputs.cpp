@@ -31,11 +31,12 @@ std::vector<Product> products(const OutputRequest& r) {
 
 class Outputs final : public KnnOutputs {
  public:
-  explicit Outputs(std::unique_ptr<ProductFiles> files) : files_(std::move(files)) {}
+  Outputs(std::unique_ptr<ProductFiles> files, bool neighbors) : files_(std::move(files)), neighbors_(neighbors) {}
+  // Every product is written on every call, empty rows included: writes may be collective.
   Status write(const ClassifiedRows& rows) override {
     HB_TRY(files_->write(0, rows.rows, std::as_bytes(rows.labels)));
     HB_TRY(files_->write(1, rows.rows, std::as_bytes(rows.confidence)));
-    if (!rows.neighbor_index.empty()) {
+    if (neighbors_) {
       HB_TRY(files_->write(2, rows.rows, std::as_bytes(rows.neighbor_index)));
       HB_TRY(files_->write(3, rows.rows, std::as_bytes(rows.neighbor_distance)));
     }
@@ -46,14 +47,15 @@ class Outputs final : public KnnOutputs {
 
  private:
   std::unique_ptr<ProductFiles> files_;
+  bool neighbors_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request) {
-  auto files = create_product_files(request.path, products(request), "knn");
+  auto files = create_product_files(request.path, products(request), "knn", request.comm);
   if (!files) return files.error();
-  return std::unique_ptr<KnnOutputs>(std::make_unique<Outputs>(std::move(*files)));
+  return std::unique_ptr<KnnOutputs>(std::make_unique<Outputs>(std::move(*files), request.neighbors));
 }
 
 }  // namespace hb::knn

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/products.hpp"
 #include "src/knn/training.hpp"
@@ -28,6 +29,7 @@ struct OutputRequest {
   int k = 1;
   bool neighbors = false;
   std::string description;   // what produced the map, for the header
+  const mpi::Comm* comm = nullptr;  // several ranks: every rank writes its rows into the same files
 };
 
 class KnnOutputs {

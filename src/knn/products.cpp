@@ -10,6 +10,8 @@
 
 #include <fmt/core.h>
 
+#include "mpi/agree.hpp"
+
 namespace hb::knn {
 namespace {
 
@@ -20,9 +22,11 @@ constexpr std::array<int, 3 * 12> kPalette{
 // Writers for every product; `paths` say where each one is committed.
 class ProductWriters {
  public:
-  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths) {
+  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths, const mpi::Comm* comm) {
+    io::WriteOptions options;
+    options.comm = comm;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      auto w = io::create_cube(paths[i], list[i].info);
+      auto w = io::create_cube(paths[i], list[i].info, options);
       if (!w) return w.error();
       writers_.push_back(std::move(*w));
     }
@@ -43,11 +47,12 @@ class ProductWriters {
 
 class EnviFiles final : public ProductFiles {
  public:
-  static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, const std::vector<Product>& list) {
+  static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, const std::vector<Product>& list,
+                                                      const mpi::Comm* comm) {
     auto out = std::make_unique<EnviFiles>();
     for (const auto& product : list)
       out->paths_.push_back(product.envi_suffix.empty() ? path : sibling_path(path, product.envi_suffix));
-    HB_TRY(out->writers_.open(list, out->paths_));
+    HB_TRY(out->writers_.open(list, out->paths_, comm));
     return std::unique_ptr<ProductFiles>(std::move(out));
   }
   Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
@@ -69,18 +74,22 @@ class Hdf5Files final : public ProductFiles {
     for (const auto& p : staged_) std::remove(p.c_str());
   }
   static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, std::vector<Product> list,
-                                                      const std::string& tag) {
+                                                      const std::string& tag, const mpi::Comm* comm) {
     auto out = std::make_unique<Hdf5Files>();
     out->final_ = path;
     out->list_ = std::move(list);
+    out->comm_ = comm != nullptr && comm->is_parallel() ? comm : nullptr;
+    // Staged names must be the same on every rank: rank 0's process id names them.
+    std::int64_t pid[1] = {::getpid()};
+    if (out->comm_ != nullptr) out->comm_->broadcast(pid);
     const std::filesystem::path final_path(path);
     for (const auto& product : out->list_) {
       std::string name = product.hdf5_name.empty() ? "classes" : product.hdf5_name;
       std::replace(name.begin(), name.end(), '/', '-');
-      const auto staged = fmt::format(".{}.{}-{}-{}.h5", final_path.filename().string(), tag, ::getpid(), name);
+      const auto staged = fmt::format(".{}.{}-{}-{}.h5", final_path.filename().string(), tag, pid[0], name);
       out->staged_.push_back((final_path.parent_path() / staged).string());
     }
-    HB_TRY(out->writers_.open(out->list_, out->staged_));
+    HB_TRY(out->writers_.open(out->list_, out->staged_, out->comm_));
     return std::unique_ptr<ProductFiles>(std::move(out));
   }
   Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
@@ -88,9 +97,14 @@ class Hdf5Files final : public ProductFiles {
   }
   Status commit() override {
     HB_TRY(writers_.commit());
-    HB_TRY(merge_products());
-    if (std::rename(staged_[0].c_str(), final_.c_str()) != 0)
-      return io_error(final_, "cannot rename the class map into place");
+    Status done;
+    if (comm_ == nullptr || comm_->is_root()) {
+      done = merge_products();
+      if (done.ok() && std::rename(staged_[0].c_str(), final_.c_str()) != 0)
+        done = io_error(final_, "cannot rename the class map into place");
+    }
+    if (comm_ != nullptr) done = mpi::agree(done, *comm_);
+    HB_TRY(done);
     staged_.erase(staged_.begin());
     return {};
   }
@@ -115,6 +129,7 @@ class Hdf5Files final : public ProductFiles {
   }
 
   std::string final_;
+  const mpi::Comm* comm_ = nullptr;
   std::vector<Product> list_;
   std::vector<std::string> staged_;  // removed on destruction unless renamed
   ProductWriters writers_;
@@ -167,9 +182,10 @@ io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_
 }
 
 Result<std::unique_ptr<ProductFiles>> create_product_files(const std::string& path, std::vector<Product> products,
-                                                           const std::string& tag) {
-  if (io::format_from_path(path) == io::CubeFormat::hdf5) return Hdf5Files::create(path, std::move(products), tag);
-  return EnviFiles::create(path, products);
+                                                           const std::string& tag, const mpi::Comm* comm) {
+  if (io::format_from_path(path) == io::CubeFormat::hdf5)
+    return Hdf5Files::create(path, std::move(products), tag, comm);
+  return EnviFiles::create(path, products, comm);
 }
 
 }  // namespace hb::knn

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/knn/training.hpp"
 
 namespace hb::knn {
@@ -48,8 +49,10 @@ class ProductFiles {
   virtual std::vector<std::string> paths() const = 0;  // final names
 };
 
-// `products[0]` is the main product; `tag` names the hidden HDF5 staging files.
+// `products[0]` is the main product; `tag` names the hidden HDF5 staging files. With a
+// parallel `comm`, every rank writes its rows into the same files (collectively: every
+// rank must make the same calls) and rank 0 assembles and renames.
 Result<std::unique_ptr<ProductFiles>> create_product_files(const std::string& path, std::vector<Product> products,
-                                                           const std::string& tag);
+                                                           const std::string& tag, const mpi::Comm* comm = nullptr);
 
 }  // namespace hb::knn

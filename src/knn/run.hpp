@@ -11,6 +11,7 @@
 #include "src/knn/classify.hpp"
 #include "src/knn/features.hpp"
 #include "src/knn/report.hpp"
+#include "src/knn/ring.hpp"
 #include "src/knn/sampling.hpp"
 
 namespace hb::knn {
@@ -34,6 +35,7 @@ struct KnnJob {
   ClassifyOptions classify;
   std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
   std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source
+  ShardMode shard_mode = ShardMode::automatic;  // several ranks: ring or allgather of the training shards
 };
 
 struct KnnJobResult {
@@ -43,7 +45,9 @@ struct KnnJobResult {
 
 using ProgressFn = std::function<void(std::int64_t, std::int64_t)>;
 
+// Under mpirun/srun with several ranks this hands over to run_knn_job_ranks.
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress = {});
+Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm);
 
 // The truth raster as class ids, checked against the scene's shape.
 Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape);

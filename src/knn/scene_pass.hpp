@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,14 +25,17 @@ struct FeatureTile {
 
 using FeatureTileFn = std::function<Status(FeatureTile&)>;
 
+// `rows` limits the pass to part of the scene (a rank's block); default: every row.
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             Backend& backend, const FeatureTileFn& fn);
+                             Backend& backend, const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
 
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, Backend& backend);
+                                                std::int64_t tile_rows, Backend& backend,
+                                                std::optional<io::RowRange> rows = {});
 
-// Features of the given scene pixels (ascending), [pixels.size(), dims].
+// Features of the given scene pixels (ascending), [pixels.size(), dims]; only the rows
+// from the first pixel's to the last one's are read.
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
                                            std::span<const std::int64_t> pixels, std::int64_t tile_rows,
                                            Backend& backend);

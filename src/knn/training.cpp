@@ -38,6 +38,47 @@ void shift_rows(float* rows, std::int64_t count, const std::vector<double>& shif
 
 }  // namespace
 
+Status FixedSum::add(const float* rows, std::int64_t count, const std::string& source, std::int64_t first_row) {
+  const auto dims = static_cast<std::int64_t>(hi_.size());
+  constexpr double kScale = 4294967296.0;  // 2^32
+  constexpr double kLimit = 2147483648.0;  // |x| < 2^31 keeps x * 2^32 in int64
+  for (std::int64_t r = 0; r < count; ++r)
+    for (std::int64_t b = 0; b < dims; ++b) {
+      const double x = rows[r * dims + b];
+      if (!std::isfinite(x))
+        return bad_input(source, "features", fmt::format("row {} feature {} is not finite", first_row + r, b));
+      if (std::abs(x) >= kLimit)
+        return bad_input(source, "features", fmt::format("row {} feature {} is beyond +-2^31", first_row + r, b));
+      add_fixed(static_cast<std::size_t>(b), static_cast<std::int64_t>(x * kScale));
+    }
+  return {};
+}
+
+void FixedSum::add_fixed(std::size_t b, std::int64_t v) {
+  const std::uint64_t before = lo_[b];
+  lo_[b] += static_cast<std::uint64_t>(v);
+  // Carry of the unsigned add, and the sign extension of v into the high word.
+  hi_[b] += (lo_[b] < before ? 1 : 0) + (v < 0 ? -1 : 0);
+}
+
+void FixedSum::add(const FixedSum& other) {
+  for (std::size_t b = 0; b < hi_.size(); ++b) {
+    const std::uint64_t before = lo_[b];
+    lo_[b] += other.lo_[b];
+    hi_[b] += other.hi_[b] + (lo_[b] < before ? 1 : 0);
+  }
+}
+
+std::vector<double> FixedSum::mean(std::int64_t count) const {
+  std::vector<double> out(hi_.size(), 0.0);
+  if (count == 0) return out;
+  for (std::size_t b = 0; b < hi_.size(); ++b) {
+    const double total = static_cast<double>(hi_[b]) * 18446744073709551616.0 + static_cast<double>(lo_[b]);
+    out[b] = total / 4294967296.0 / static_cast<double>(count);
+  }
+  return out;
+}
+
 std::unique_ptr<TrainingSource> memory_training_source(std::vector<float> features, std::int64_t dims,
                                                        std::string name) {
   return std::make_unique<MemoryTrainingSource>(std::move(features), dims, std::move(name));
@@ -77,24 +118,18 @@ Result<PreparedTraining> PreparedTraining::prepare(const TrainingSource& source,
   t.shift_.assign(static_cast<std::size_t>(t.dims_), 0.0);
   if (t.count_ == 0) return t;
 
-  // Training mean in FP64, one streaming pass (the cached case reads everything once).
+  // Training mean, one streaming pass (the cached case reads everything once), summed
+  // exactly in fixed point so that shards summed on any number of ranks agree bitwise.
   std::vector<float> buffer(static_cast<std::size_t>(t.chunk_rows_ * t.dims_));
   if (t.cached_) t.rows_.resize(static_cast<std::size_t>(t.count_ * t.dims_));
-  std::vector<double> sum(static_cast<std::size_t>(t.dims_), 0.0);
+  FixedSum sum(t.dims_);
   for (std::int64_t first = 0; first < t.count_; first += t.chunk_rows_) {
     const std::int64_t rows = std::min(t.chunk_rows_, t.count_ - first);
     float* out = t.cached_ ? t.rows_.data() + first * t.dims_ : buffer.data();
     HB_TRY(source.read(first, rows, out));
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t b = 0; b < t.dims_; ++b) {
-        const float x = out[r * t.dims_ + b];
-        if (!std::isfinite(x))
-          return bad_input(source.name(), "features", fmt::format("row {} feature {} is not finite", first + r, b));
-        sum[static_cast<std::size_t>(b)] += x;
-      }
+    HB_TRY(sum.add(out, rows, source.name(), first));
   }
-  if (metric_is_shift_invariant(metric))
-    for (std::size_t b = 0; b < sum.size(); ++b) t.shift_[b] = sum[b] / static_cast<double>(t.count_);
+  if (metric_is_shift_invariant(metric)) t.shift_ = sum.mean(t.count_);
   if (t.cached_) shift_rows(t.rows_.data(), t.count_, t.shift_);
   return t;
 }

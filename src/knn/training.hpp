@@ -48,6 +48,26 @@ struct TrainingSet {
 // Same number of features, and the same wavelengths when both sides record them.
 Status check_compatible(const TrainingSet& training, const BandSelection& scene_features, const std::string& scene);
 
+// Per-feature sums of float rows in 96-bit fixed point (2^-32 resolution): integer
+// addition, so any split of the rows over ranks, summed in any order, gives the same
+// bits — the training mean (the Euclidean shift) is then the same for any rank count.
+class FixedSum {
+ public:
+  explicit FixedSum(std::int64_t dims)
+      : hi_(static_cast<std::size_t>(dims), 0), lo_(static_cast<std::size_t>(dims), 0) {}
+  // Fails on a non-finite feature or one beyond +-2^31 (named by `source`, `first_row`).
+  Status add(const float* rows, std::int64_t count, const std::string& source, std::int64_t first_row);
+  void add(const FixedSum& other);
+  std::vector<double> mean(std::int64_t count) const;
+  std::vector<std::int64_t>& high() { return hi_; }
+  std::vector<std::uint64_t>& low() { return lo_; }
+
+ private:
+  void add_fixed(std::size_t b, std::int64_t v);
+  std::vector<std::int64_t> hi_;
+  std::vector<std::uint64_t> lo_;
+};
+
 // Training rows ready for KnnSearch: shifted by the training mean (Euclidean only),
 // cut into chunks of at most `chunk_rows`; kept in memory when the whole set fits
 // `cache_bytes`, otherwise re-read from the source chunk by chunk.

@@ -1,5 +1,7 @@
 #include "src/mnf/basis.hpp"
 
+#include "src/linalg/blas_threads.hpp"
+
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -32,6 +34,7 @@ std::string_view method_name(Method method) { return method == Method::mnf ? "mn
 
 Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_covariance,
                         std::span<const std::int64_t> bands, const BasisOptions& options) {
+  const linalg::SingleThreadedBlas same_bits_for_any_rank_count;
   const std::int64_t n = noise_covariance.rows;
   if (data.covariance.rows != n || static_cast<std::int64_t>(bands.size()) != n)
     return Error{ErrorKind::internal, {}, {}, "data and noise covariances disagree on the band count"};
@@ -73,6 +76,7 @@ Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_
 }
 
 Result<Basis> pca_basis(const MeanCovariance& data, std::span<const std::int64_t> bands, const BasisOptions& options) {
+  const linalg::SingleThreadedBlas same_bits_for_any_rank_count;
   if (static_cast<std::int64_t>(bands.size()) != data.covariance.rows)
     return Error{ErrorKind::internal, {}, {}, "covariance and band list disagree"};
   auto eig = options.eigen ? options.eigen(data.covariance) : linalg::symmetric_eigen(data.covariance);

@@ -4,6 +4,7 @@
 
 #include "io/tile_reader.hpp"
 #include "io/write_behind.hpp"
+#include "mpi/agree.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -33,20 +34,11 @@ io::RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t li
   return {index * rows, std::min(lines, (index + 1) * rows)};
 }
 
-// This rank's tiles: dealt round-robin.
-std::vector<io::RowRange> rank_tiles(std::int64_t lines, std::int64_t rows, const mpi::Comm& comm) {
-  std::vector<io::RowRange> tiles;
-  for (std::int64_t t = comm.rank(); t < tile_count(lines, rows); t += comm.size())
-    tiles.push_back(tile_rows_of(t, rows, lines));
-  return tiles;
-}
-
 // The mean of the first few rows holding a valid pixel; zeros when none does. It only
-// needs to be near the mean, and must be the same on every rank.
-Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& backend, const PixelRules& rules,
-                                             std::int64_t tile_rows) {
-  constexpr std::int64_t kProbeRows = 8;
-  const std::int64_t rows = std::min(tile_rows, kProbeRows);
+// needs to be near the mean, and must be the same on every rank and for every tile
+// size (the moments' bits depend on it).
+Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& backend, const PixelRules& rules) {
+  constexpr std::int64_t rows = 8;
   const auto lines = cube.info().shape.lines;
   for (std::int64_t t = 0; t < tile_count(lines, rows); ++t) {
     auto tile = cube.read_tile(tile_rows_of(t, rows, lines));
@@ -61,28 +53,63 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
   return std::vector<double>(rules.bands.size(), 0.0);
 }
 
-// Calls f(tile) for every tile of `reader`, adding the time spent waiting for input.
-template <class F>
-Status for_each_tile(io::TileReader& reader, double& input_wait, F&& f) {
-  while (true) {
-    const Stopwatch wait;
-    auto tile = reader.next();
-    input_wait += wait.seconds();
-    if (!tile) return tile.error();
-    if (!*tile) return {};
-    HB_TRY(f(**tile));
-  }
+// Rows `core` of `tile` with up to `halo` rows each side, as a tile of their own.
+io::Tile sub_tile(const io::Tile& tile, io::RowRange core, std::int64_t halo) {
+  const io::RowRange held{std::max(tile.held().begin, core.begin - halo), std::min(tile.held().end, core.end + halo)};
+  if (held == tile.held() && core == tile.core()) return tile;
+  io::Tile part(tile.type(), tile.samples(), tile.bands(), held, core);
+  const auto row_bytes = tile.bytes().size() / static_cast<std::size_t>(tile.held().rows());
+  const auto from = static_cast<std::size_t>(held.begin - tile.held().begin) * row_bytes;
+  std::copy_n(tile.bytes().begin() + static_cast<std::ptrdiff_t>(from), part.bytes().size(), part.bytes().begin());
+  return part;
 }
 
-void allreduce(const mpi::Comm& comm, Moments& m) {
-  std::int64_t count[1] = {m.count};
-  comm.allreduce_sum(count);
-  m.count = count[0];
-  comm.allreduce_sum(m.sum);
-  comm.allreduce_sum(m.cross);
+// What the statistics pass adds tile by tile.
+struct StatsSink {
+  Backend& backend;
+  const PixelRules& rules;
+  const NoiseConfig& noise_config;
+  bool with_noise;
+  std::int64_t granule_rows;
+  std::int64_t halo;
+  TreeSum& data;
+  TreeSum& noise;
+  const std::vector<double>& shift;
+  const std::vector<double>& zero_noise;
+  std::vector<std::pair<std::int64_t, std::int64_t>>& granule_valid;  // (first row, valid pixels)
+
+  // Moments of each granule of the tile's core rows, pushed in order. The GPU keeps
+  // the whole tile on the device and takes each granule as a narrower core of it (the
+  // same pixels and neighbours as a copy, so the same bits); the CPU, whose granules
+  // are single rows, gets small copies so that no call walks the whole tile.
+  Status add(const io::Tile& tile) {
+    const bool views = backend.kind() == BackendKind::cuda;
+    for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
+      const io::RowRange core{r, std::min(tile.core().end, r + granule_rows)};
+      const io::Tile part = views ? tile.with_core(core) : sub_tile(tile, core, halo);
+      Moments m = Moments::zero(shift);
+      Moments n = Moments::zero(zero_noise);
+      HB_TRY(backend.accumulate_moments(part, rules, m));
+      if (with_noise) HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
+      HB_TRY(backend.finish_moments());
+      granule_valid.emplace_back(r, m.count);
+      HB_TRY(data.push(r / granule_rows, std::move(m)));
+      if (with_noise) HB_TRY(noise.push(r / granule_rows, std::move(n)));
+    }
+    return {};
+  }
+};
+
+// The rows of `block` cut into tiles of at most `rows`.
+std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
+  std::vector<io::RowRange> tiles;
+  for (std::int64_t r = block.begin; r < block.end; r += rows) tiles.push_back({r, std::min(block.end, r + rows)});
+  return tiles;
 }
 
 }  // namespace
+
+std::int64_t granule_rows(const Backend& backend) { return backend.kind() == BackendKind::cuda ? 64 : 1; }
 
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel) {
   if (options.tile_rows > 0) return std::min(options.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
@@ -108,31 +135,64 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   stats.pixels = info.shape.pixels();
   if (stats.rules.bands.empty()) return bad_input(cube.path(), "bbl", "every band is marked bad");
 
-  const std::int64_t rows = tile_rows_for(info, options, 0);
-  auto shift = provisional_mean(cube, backend, stats.rules, rows);
+  const std::int64_t granule = granule_rows(backend);
+  const std::int64_t rows = (tile_rows_for(info, options, 0) + granule - 1) / granule * granule;
+  const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
+  auto shift = provisional_mean(cube, backend, stats.rules);
   if (!shift) return shift.error();
-  stats.data = Moments::zero(*shift);
+  auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
+  if (!estimate) return estimate.error();
+  const Decomposition blocks = balance(grid, std::move(*estimate), info.shape.samples, comm.size());
   const bool with_noise = options.method == Method::mnf;
-  if (with_noise) stats.noise = Moments::zero(std::vector<double>(stats.rules.bands.size(), 0.0));
   const auto halo = with_noise ? noise_halo(options.estimator) : Halo{};
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
+  const auto zero_noise = std::vector<double>(stats.rules.bands.size(), 0.0);
 
-  io::TileReader reader(cube, rank_tiles(info.shape.lines, rows, comm), std::max(halo.above, halo.below),
-                        backend.host_allocator());
+  // Granule moments summed over a tree fixed by scene rows: the same bits for any
+  // tile size and rank count (TreeSum). One row per granule on the CPU; GPU granules
+  // are longer so that each backend call has work enough, and tiles are whole granules.
+  TreeSum data_sum(*shift), noise_sum(zero_noise);
+  std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
+  StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
+                 data_sum, noise_sum,   *shift,       zero_noise, granule_valid};
+  const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
+  io::TileReader reader(cube, tiles, std::max(halo.above, halo.below), backend.host_allocator());
   double input_wait = 0, compute = 0;
-  const Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
-    const Stopwatch work;
-    HB_TRY(backend.accumulate_moments(tile, stats.rules, stats.data));
-    if (with_noise) HB_TRY(backend.accumulate_noise_moments(tile, stats.rules, noise_config, stats.noise));
-    compute += work.seconds();
-    return {};
-  });
-  if (!pass) return pass.error();
-  HB_TRY(backend.finish_moments());
-  spdlog::info("statistics pass on {}: {} rows per tile, {:.3f} s waiting for input, {:.3f} s computing",
-               backend.name(), rows, input_wait, compute);
-  allreduce(comm, stats.data);
-  if (with_noise) allreduce(comm, stats.noise);
+  const auto mine = static_cast<std::int64_t>(tiles.size());
+  const auto counts = comm.allgather(mine);
+  for (std::int64_t i = 0; i < *std::max_element(counts.begin(), counts.end()); ++i) {
+    Status local;
+    const Stopwatch wait;
+    if (i < mine) {
+      auto tile = reader.next();
+      input_wait += wait.seconds();
+      const Stopwatch work;
+      local = tile ? sink.add(**tile) : Status{tile.error()};
+      compute += work.seconds();
+    } else {
+      local = read_nothing(cube, comm);
+    }
+    HB_TRY(mpi::agree(local, comm));
+  }
+  spdlog::info("statistics pass on {}: rank {} has rows [{}, {}) ({} tiles of {} rows), {:.3f} s waiting for input, "
+               "{:.3f} s computing",
+               backend.name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
+               mine, rows, input_wait, compute);
+  const Stopwatch reduce;
+  auto data = data_sum.total(comm);
+  if (!data) return data.error();
+  stats.data = std::move(*data);
+  if (with_noise) {
+    auto noise = noise_sum.total(comm);
+    if (!noise) return noise.error();
+    stats.noise = std::move(*noise);
+  }
+  // Exact valid counts per tile balance the transform passes.
+  std::vector<std::int64_t> exact(static_cast<std::size_t>(grid.count()), 0);
+  for (const auto& [row, valid] : granule_valid) exact[static_cast<std::size_t>(row / grid.rows_per_tile)] += valid;
+  comm.allreduce_sum(exact);
+  stats.blocks = balance(grid, std::move(exact), info.shape.samples, comm.size());
+  spdlog::info("statistics reduction across {} ranks: {:.3f} s", comm.size(), reduce.seconds());
   log_rate("statistics pass", clock.seconds(), info.total_bytes());
   spdlog::info("statistics: {} valid pixels, {} excluded, {} bands used, {} noise residuals", stats.data.count,
                stats.excluded_pixels(), stats.rules.bands.size(), stats.noise.count);
@@ -152,10 +212,15 @@ Result<Covariances> covariances(const SceneStatistics& stats, Method method) {
   return out;
 }
 
-Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Method method, const BasisOptions& options) {
+Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Method method, const BasisOptions& options,
+                          const mpi::Comm& comm) {
   const Stopwatch clock;
-  auto basis = method == Method::mnf ? mnf_basis(cov.data, cov.noise.covariance, rules.bands, options)
+  auto basis = basis_from_root(
+      [&] {
+        return method == Method::mnf ? mnf_basis(cov.data, cov.noise.covariance, rules.bands, options)
                                      : pca_basis(cov.data, rules.bands, options);
+      },
+      comm);
   if (!basis) return basis.error();
   for (const auto& warning : basis->warnings) spdlog::warn("{}", warning);
   spdlog::info("eigendecomposition: {:.3f} s, {} components", clock.seconds(), basis->components());
@@ -164,33 +229,68 @@ Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Metho
 
 namespace {
 
-// Runs `per_tile(tile, out)` over this rank's tiles and writes each result.
+// The blocks of a transform pass: the statistics pass's when given, else probed.
+Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& rules, std::int64_t tile_rows,
+                                       const mpi::Comm& comm, const Decomposition* given) {
+  if (given != nullptr && given->grid.lines == cube.info().shape.lines &&
+      static_cast<int>(given->cuts.size()) == comm.size() + 1)
+    return *given;
+  const auto lines = cube.info().shape.lines;
+  const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, comm.size())};
+  auto valid = probe_valid_pixels(cube, rules, grid, comm);
+  if (!valid) return valid.error();
+  return balance(grid, std::move(*valid), cube.info().shape.samples, comm.size());
+}
+
+// Runs `per_tile(tile, out)` over this rank's block, `tile_rows` rows at a time, and
+// writes each result. Every rank makes the same number of read and write calls (empty
+// ones past its own rows), since readers and writers may be collective, and agrees on
+// failure before each write so that no rank waits in a write another will not make.
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
                       std::int64_t outputs, const mpi::Comm& comm, const io::HostAllocator& allocator,
-                      PerTile&& per_tile) {
+                      const Decomposition& blocks, PerTile&& per_tile) {
   const Stopwatch clock;
   const auto& shape = cube.info().shape;
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
-  // Tiles are dealt round-robin; a collective writer needs the distributed issue to
-  // align call counts across ranks.
-  io::TileReader reader(cube, rank_tiles(shape.lines, rows, comm), 0, allocator);
+  const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
+  auto counts = comm.allgather(static_cast<std::int64_t>(tiles.size()));
+  const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
+  io::TileReader reader(cube, tiles, 0, allocator);
   // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
   // is read on the reader's own thread) and no rank must write in step with others.
   io::WriteBehind write_behind(writer, cube.format() == io::CubeFormat::envi && comm.size() == 1);
-  double input_wait = 0, compute = 0, output_wait = 0;
-  Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
-    const auto out = write_behind.next_buffer(static_cast<std::size_t>(tile.pixels() * outputs));
+  double input_wait = 0, compute = 0, output = 0;
+  for (std::int64_t i = 0; i < calls; ++i) {
+    const bool have = i < static_cast<std::int64_t>(tiles.size());
+    const io::Tile* tile = nullptr;
+    Status local;
+    const Stopwatch wait;
+    if (have) {
+      auto next = reader.next();
+      if (next) tile = *next;
+      else local = next.error();
+    } else {
+      local = read_nothing(cube, comm);
+    }
+    input_wait += wait.seconds();
     const Stopwatch work;
-    HB_TRY(per_tile(tile, out));
+    if (local.ok() && tile != nullptr)
+      local = per_tile(*tile, write_behind.next_buffer(static_cast<std::size_t>(tile->pixels() * outputs)));
     compute += work.seconds();
-    return write_behind.write(tile.core(), output_wait);
-  });
-  const Status last = write_behind.finish(output_wait);
-  if (pass && !last) pass = last;
-  if (!pass) return pass.error();
-  spdlog::info("{}: {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s waiting for output", stage, input_wait,
-               compute, output_wait);
+    HB_TRY(mpi::agree(local, comm));
+    if (tile != nullptr) {
+      HB_TRY(write_behind.write(tile->core(), output));
+    } else {  // a collective write in step with the ranks that still have rows
+      const Stopwatch write;
+      HB_TRY(writer.write_rows({}, {}));
+      output += write.seconds();
+    }
+  }
+  HB_TRY(write_behind.finish(output));
+  spdlog::info("{}: rank {} rows [{}, {}): {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s waiting for output", stage,
+               comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end, input_wait,
+               compute, output);
   log_rate(stage, clock.seconds(), cube.info().total_bytes());
   return {};
 }
@@ -198,17 +298,23 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
 }  // namespace
 
 Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
-                        io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm) {
-  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, backend.host_allocator(),
+                        io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
+                        const Decomposition* blocks) {
+  auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
+  if (!chosen) return chosen.error();
+  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, backend.host_allocator(), *chosen,
                         [&](const io::Tile& tile, std::span<float> out) { return backend.transform(tile, rules, map, out); });
 }
 
 Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
-                      io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm) {
+                      io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
+                      const Decomposition* blocks) {
+  auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
+  if (!chosen) return chosen.error();
   const std::int64_t bands = cube.info().shape.bands;
   const std::int64_t used = rules.used_bands();
   std::vector<float> denoised;
-  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, backend.host_allocator(),
+  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, backend.host_allocator(), *chosen,
                         [&](const io::Tile& tile, std::span<float> out) -> Status {
                           HB_TRY(backend.convert_to_f32(tile, out));  // pass-through values
                           denoised.resize(static_cast<std::size_t>(tile.pixels() * used));

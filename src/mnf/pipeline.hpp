@@ -10,6 +10,7 @@
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/mnf/basis.hpp"
+#include "src/mnf/pipeline_ranks.hpp"
 #include "src/mnf/stats.hpp"
 
 namespace hb::mnf {
@@ -27,6 +28,10 @@ std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& opti
 // `options` with the tile budget the backend can hold (less free GPU memory, smaller tiles).
 PipelineOptions with_device_budget(PipelineOptions options, const Backend& backend);
 
+// Scene rows per unit of the statistics reduction (see TreeSum): 1 on the CPU, 64 on
+// a GPU. Statistics tiles are whole granules.
+std::int64_t granule_rows(const Backend& backend);
+
 struct SceneStatistics {
   PixelRules rules;
   std::vector<std::int64_t> excluded_bands;  // scene bands left out (bad band list)
@@ -34,13 +39,17 @@ struct SceneStatistics {
   Moments data;
   Moments noise;            // MNF only: residuals about zero
   std::int64_t pixels = 0;  // scene pixels
+  Decomposition blocks;     // rows per rank, balanced by the exact valid pixels per tile
 
   std::int64_t excluded_pixels() const { return pixels - data.count; }
 };
 
-// The statistics pass. Tiles are dealt round-robin over the ranks of `comm`; the
-// provisional mean (the mean of the first tile holding a valid pixel) is computed by
-// every rank from the same rows, and the partial moments are summed with allreduce.
+// The statistics pass. The scene's rows are cut into a tile grid that does not depend
+// on the rank count; each rank takes a contiguous run of tiles balanced by valid pixels
+// (estimated by a counting pass over one row per tile). The provisional mean (the mean
+// of the first rows holding a valid pixel) is computed by every rank from the same
+// rows; per-tile moments are summed in global tile order (fold_in_tile_order), so the
+// statistics are the same bits for any rank count.
 Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend, const mpi::Comm& comm,
                                           const PipelineOptions& options);
 
@@ -50,15 +59,20 @@ struct Covariances {
   MeanCovariance noise;  // MNF only
 };
 Result<Covariances> covariances(const SceneStatistics& stats, Method method);
+// Computed on rank 0 and broadcast (basis_from_root): the same bits on every rank.
 Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Method method,
-                          const BasisOptions& options = {});
+                          const BasisOptions& options = {}, const mpi::Comm& comm = mpi::Comm::self());
 
 // Transform passes. Components: [lines, samples, map.outputs()] float32, excluded
 // pixels NaN. Denoised: [lines, samples, scene bands] float32: used bands replaced by
 // their denoised values, bad bands and excluded pixels passed through unchanged.
+// Each rank transforms its block of `blocks` (the statistics pass's; probed when null)
+// and every rank writes into the one output, collectively when the writer is.
 Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
-                        io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm);
+                        io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
+                        const Decomposition* blocks = nullptr);
 Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
-                      io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm);
+                      io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
+                      const Decomposition* blocks = nullptr);
 
 }  // namespace hb::mnf

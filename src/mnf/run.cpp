@@ -3,8 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "io/cube.hpp"
+#include "mpi/agree.hpp"
+#include "src/backend/rank_backend.hpp"
 #include "src/mnf/stats_file.hpp"
 
 namespace hb::mnf {
@@ -14,6 +17,7 @@ struct Prepared {
   PixelRules rules;
   Basis basis;
   StatsRecord record;  // transform filled once the selection is known
+  std::optional<Decomposition> blocks;  // from the statistics pass; probed again with --apply
 };
 
 Status check_options(const RunOptions& o) {
@@ -36,9 +40,9 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
   if (!cov) return Error{cov.error().kind, cube.path(), cov.error().field, cov.error().message};
   BasisOptions basis_options = o.basis;
   basis_options.eigen = [&backend](const linalg::Matrix& a) { return backend.symmetric_eigen(a); };
-  auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options);
+  auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options, comm);
   if (!basis) return Error{basis.error().kind, cube.path(), basis.error().field, basis.error().message};
-  Prepared p{stats->rules, std::move(*basis), {}};
+  Prepared p{stats->rules, std::move(*basis), {}, stats->blocks};
   auto& r = p.record;
   r.method = o.pipeline.method;
   r.estimator = stats->estimator;
@@ -55,7 +59,7 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
   return p;
 }
 
-Result<Prepared> from_stats_file(const io::Cube& cube, const RunOptions& o) {
+Result<Prepared> from_stats_file(const io::Cube& cube, const RunOptions& o, const mpi::Comm& comm) {
   auto record = read_stats_file(o.apply_stats);
   if (!record) return record.error();
   if (record->method != o.pipeline.method)
@@ -66,12 +70,15 @@ Result<Prepared> from_stats_file(const io::Cube& cube, const RunOptions& o) {
     return bad_input(o.apply_stats, "scene_bands",
                      "statistics of a " + std::to_string(record->scene_bands) + "-band scene cannot apply to " +
                          cube.path() + " (" + std::to_string(cube.info().shape.bands) + " bands)");
-  Prepared p{pixel_rules(cube.info()), {}, std::move(*record)};
+  Prepared p{pixel_rules(cube.info()), {}, std::move(*record), std::nullopt};
   p.rules.bands = p.record.bands;  // the basis rows decide the bands read
   const MeanCovariance data{p.record.data_pixels, p.record.mean, p.record.data_covariance};
-  auto basis = p.record.method == Method::mnf
-                   ? mnf_basis(data, p.record.noise_covariance, p.record.bands, o.basis)
-                   : pca_basis(data, p.record.bands);
+  auto basis = basis_from_root(
+      [&] {
+        return p.record.method == Method::mnf ? mnf_basis(data, p.record.noise_covariance, p.record.bands, o.basis)
+                                              : pca_basis(data, p.record.bands);
+      },
+      comm);
   if (!basis) return Error{basis.error().kind, o.apply_stats, basis.error().field, basis.error().message};
   for (const auto& warning : basis->warnings) spdlog::warn("{}", warning);
   p.basis = std::move(*basis);
@@ -95,30 +102,33 @@ io::CubeInfo components_info(const io::Cube& cube, Method method, std::int64_t m
 Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o, const Prepared& p, std::int64_t m,
                      const mpi::Comm& comm) {
   const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
+  const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
   io::WriteOptions write;
   write.comm = &comm;
   {
     auto writer = io::create_cube(o.output, components_info(cube, p.record.method, m), write);
     if (!writer) return writer.error();
-    HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), **writer, rows, comm));
+    HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), **writer, rows, comm, blocks));
     HB_TRY((*writer)->commit());
   }
+  Status stats_written;
   if (comm.is_root()) {
     const bool hdf5 = io::format_from_path(o.output) == io::CubeFormat::hdf5;
     const Status stats = hdf5 ? add_stats_group(o.output, p.record) : write_stats_file(sidecar_stats_path(o.output), p.record);
     if (!stats.ok()) {
       std::error_code ignored;
       std::filesystem::remove(o.output, ignored);  // no components without their statistics
-      return stats;
+      stats_written = stats;
     }
   }
+  HB_TRY(mpi::agree(stats_written, comm));
   spdlog::info("wrote {} ({} components)", o.output, m);
   if (o.denoise_output.empty()) return {};
   io::CubeInfo info = cube.info();
   info.type = io::DataType::f32;
   auto writer = io::create_cube(o.denoise_output, info, write);
   if (!writer) return writer.error();
-  HB_TRY(write_denoised(cube, backend, p.rules, denoise_map(p.basis, m), **writer, rows, comm));
+  HB_TRY(write_denoised(cube, backend, p.rules, denoise_map(p.basis, m), **writer, rows, comm, blocks));
   HB_TRY((*writer)->commit());
   spdlog::info("wrote {} (denoised with {} components)", o.denoise_output, m);
   return {};
@@ -134,11 +144,11 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
   HB_TRY(check_options(o));
   auto cube = io::open_cube(o.scene, &comm);
   if (!cube) return cube.error();
-  auto backend = make_backend(o.backend);
+  auto backend = make_rank_backend(o.backend, comm);
   if (!backend) return backend.error();
   spdlog::info("{} of {} on {} ({})", method_name(o.pipeline.method), o.scene, (*backend)->name(),
                (*backend)->device_description());
-  auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o);
+  auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o, comm);
   if (!prepared) return prepared.error();
   prepared->record.backend = std::string((*backend)->name());
   auto m = select_components(prepared->basis, o.selection);
@@ -146,7 +156,9 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
   prepared->record.eigenvalues = prepared->basis.eigenvalues;
   prepared->record.transform = linalg::first_columns(prepared->basis.forward, *m);
   if (o.stats_only) {
-    if (comm.is_root()) HB_TRY(write_stats_file(o.output, prepared->record));
+    Status written;
+    if (comm.is_root()) written = write_stats_file(o.output, prepared->record);
+    HB_TRY(mpi::agree(written, comm));
     spdlog::info("wrote statistics {} ({} of {} components selected)", o.output, *m, prepared->basis.components());
     return {};
   }

@@ -1,0 +1,58 @@
+#include "mpi/decomposition.hpp"
+
+#include <algorithm>
+
+namespace hb::mpi {
+
+std::vector<std::int64_t> balanced_cuts(std::span<const double> weights, int parts) {
+  const auto tiles = static_cast<std::int64_t>(weights.size());
+  std::vector<double> prefix(weights.size() + 1, 0.0);
+  for (std::size_t t = 0; t < weights.size(); ++t) prefix[t + 1] = prefix[t] + std::max(0.0, weights[t]);
+  const double total = prefix.back();
+  std::vector<std::int64_t> cuts(static_cast<std::size_t>(parts) + 1, tiles);
+  cuts[0] = 0;
+  for (int r = 1; r < parts; ++r) {
+    if (total <= 0.0) {  // nothing to weigh: split by tile count
+      cuts[static_cast<std::size_t>(r)] = tiles * r / parts;
+      continue;
+    }
+    const double target = total * r / parts;
+    // First tile end whose prefix reaches the target, rounded to the nearer side.
+    auto it = std::lower_bound(prefix.begin(), prefix.end(), target);
+    auto cut = static_cast<std::int64_t>(it - prefix.begin());
+    if (cut > 0 && cut <= tiles && target - prefix[static_cast<std::size_t>(cut - 1)] < prefix[static_cast<std::size_t>(cut)] - target)
+      --cut;
+    cuts[static_cast<std::size_t>(r)] = std::clamp(cut, cuts[static_cast<std::size_t>(r - 1)], tiles);
+  }
+  return cuts;
+}
+
+Block block_of(const TileGrid& grid, std::span<const std::int64_t> cuts, int part) {
+  Block b;
+  b.first_tile = cuts[static_cast<std::size_t>(part)];
+  b.end_tile = cuts[static_cast<std::size_t>(part) + 1];
+  if (b.empty()) {
+    b.rows = {grid.lines, grid.lines};
+    return b;
+  }
+  b.rows = {grid.rows(b.first_tile).begin, grid.rows(b.end_tile - 1).end};
+  return b;
+}
+
+double tile_weight(std::int64_t valid_pixels, std::int64_t pixels) {
+  return static_cast<double>(valid_pixels) + kReadShare * static_cast<double>(pixels);
+}
+
+std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks, std::int64_t multiple) {
+  const std::int64_t units = 8 * std::int64_t{std::max(ranks, 1)};
+  const std::int64_t rows = std::max<std::int64_t>(1, std::min(tile_rows, (lines + units - 1) / units));
+  return (rows + multiple - 1) / multiple * multiple;
+}
+
+std::int64_t max_tiles(std::span<const std::int64_t> cuts) {
+  std::int64_t most = 0;
+  for (std::size_t r = 0; r + 1 < cuts.size(); ++r) most = std::max(most, cuts[r + 1] - cuts[r]);
+  return most;
+}
+
+}  // namespace hb::mpi

@@ -1,0 +1,205 @@
+#include "src/knn/ring.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "mpi/agree.hpp"
+#include "src/knn/scene_pass.hpp"
+
+namespace hb::knn {
+namespace {
+
+constexpr int kRingTag = 7201;
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The shards a rank searches, in step order: its own first, then those coming round.
+class ShardStream {
+ public:
+  ShardStream(Shard mine, std::int64_t dims, ShardMode mode, const mpi::Comm& comm)
+      : comm_(comm), dims_(dims), mode_(mode) {
+    const auto counts = comm.allgather(mine.count);
+    const auto firsts = comm.allgather(mine.first);
+    for (std::size_t r = 0; r < counts.size(); ++r) shards_.push_back({firsts[r], counts[r]});
+    if (mode == ShardMode::allgather) {
+      const auto all = comm.allgather_bytes(std::as_bytes(std::span<const float>(mine.rows)));
+      everything_.resize(all.size() / sizeof(float));
+      std::memcpy(everything_.data(), all.data(), all.size());
+    } else {
+      std::int64_t largest = 0;
+      for (const auto& s : shards_) largest = std::max(largest, s.count);
+      own_ = std::move(mine.rows);
+      current_.resize(static_cast<std::size_t>(largest * dims));
+      next_.resize(current_.size());
+    }
+  }
+
+  int steps() const { return mode_ == ShardMode::allgather ? 1 : comm_.size(); }
+
+  // Starts moving the shard for step + 1 (ring only).
+  void start(int step) {
+    if (mode_ == ShardMode::allgather || step + 1 >= steps()) return;
+    const int size = comm_.size();
+    const int rank = comm_.rank();
+    const auto sent = shards_[static_cast<std::size_t>(owner(step))].count * dims_;
+    const auto got = shards_[static_cast<std::size_t>(owner(step + 1))].count * dims_;
+    exchange_ = mpi::Exchange(comm_, std::as_bytes(std::span<const float>(rows(step), static_cast<std::size_t>(sent))),
+                              (rank + 1) % size,
+                              std::as_writable_bytes(std::span<float>(next_.data(), static_cast<std::size_t>(got))),
+                              (rank - 1 + size) % size, kRingTag);
+  }
+  // Completes the transfer started at `step` and makes its shard current.
+  void finish(int step) {
+    if (mode_ == ShardMode::allgather || step + 1 >= steps()) return;
+    exchange_.wait();
+    std::swap(current_, next_);
+  }
+
+  TrainingChunk chunk(int step) const {
+    if (mode_ == ShardMode::allgather) {
+      std::int64_t total = 0;
+      for (const auto& s : shards_) total += s.count;
+      return {everything_.data(), total, dims_, shards_.front().first};
+    }
+    const auto& s = shards_[static_cast<std::size_t>(owner(step))];
+    return {rows(step), s.count, dims_, s.first};
+  }
+
+ private:
+  struct Span {
+    std::int64_t first, count;
+  };
+  int owner(int step) const { return (comm_.rank() - step + comm_.size()) % comm_.size(); }
+  // Step 0 searches this rank's own shard, kept apart so that every query tile starts from it.
+  const float* rows(int step) const { return step == 0 ? own_.data() : current_.data(); }
+
+  const mpi::Comm& comm_;
+  std::int64_t dims_;
+  ShardMode mode_;
+  std::vector<Span> shards_;
+  std::vector<float> own_, current_, next_, everything_;
+  mpi::Exchange exchange_;
+};
+
+struct RankTimes {
+  double read = 0, search = 0, wait = 0, write = 0;
+};
+
+}  // namespace
+
+ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, int ranks) {
+  if (requested != ShardMode::automatic) return requested;
+  if (ranks == 1) return ShardMode::allgather;
+  return training_bytes <= kAllgatherMaxBytes ? ShardMode::allgather : ShardMode::ring;
+}
+
+Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,
+                                                 const ClassifyOptions& options, const RowSink& sink,
+                                                 const mpi::Comm& comm) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto& scene = *in.scene;
+  const std::int64_t dims = in.selection->dims();
+  auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
+  HB_TRY(mpi::agree(search ? Status{} : Status{search.error()}, comm));
+  auto converter = make_backend(BackendKind::cpu);
+  if (!converter) return converter.error();
+
+  ClassifyStats stats;
+  stats.backend = std::string((*search)->backend_name());
+  stats.tile_rows = options.tile_rows > 0 ? options.tile_rows
+                                          : tile_rows_for_budget(scene.info(), dims, options.k, options.neighbors,
+                                                                 options.memory_bytes);
+  std::vector<io::RowRange> tiles;
+  for (std::int64_t r = in.block.begin; r < in.block.end; r += stats.tile_rows)
+    tiles.push_back({r, std::min(in.block.end, r + stats.tile_rows)});
+  const auto counts = comm.allgather(static_cast<std::int64_t>(tiles.size()));
+  const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
+
+  ShardStream stream(std::move(mine), dims, mode, comm);
+  Voter voter(in.labels, in.classes, options.metric, options.weights);
+  const int k = options.k;
+  TopK running(0, k);
+  std::vector<float> queries;
+  std::vector<std::int64_t> query_pixel;
+  std::vector<std::uint16_t> labels;
+  std::vector<float> confidence, neighbor_distance;
+  std::vector<std::int64_t> neighbor_index;
+  RankTimes times;
+  for (std::int64_t i = 0; i < calls; ++i) {
+    const bool have = i < static_cast<std::int64_t>(tiles.size());
+    const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
+    const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
+    queries.clear();
+    query_pixel.clear();
+    auto clock = std::chrono::steady_clock::now();
+    Status local;
+    if (have)
+      local = for_each_feature_tile(scene, *in.selection, stats.tile_rows, **converter, [&](FeatureTile& t) -> Status {
+        for (std::int64_t p = 0; p < t.pixels; ++p) {
+          if (!t.valid[static_cast<std::size_t>(p)]) continue;
+          query_pixel.push_back(p);
+          queries.insert(queries.end(), t.features.begin() + p * dims, t.features.begin() + (p + 1) * dims);
+        }
+        return {};
+      }, rows);
+    times.read += since(clock);
+    HB_TRY(mpi::agree(local, comm));
+    const auto nq = static_cast<std::int64_t>(query_pixel.size());
+    for (std::int64_t q = 0; q < nq; ++q)
+      for (std::int64_t b = 0; b < dims; ++b) {
+        float& x = queries[static_cast<std::size_t>(q * dims + b)];
+        x = static_cast<float>(static_cast<double>(x) - in.shift[static_cast<std::size_t>(b)]);
+      }
+    running.resize(nq);
+    // Every rank searches every shard, the next one arriving while this one is searched.
+    for (int step = 0; step < stream.steps(); ++step) {
+      stream.start(step);
+      clock = std::chrono::steady_clock::now();
+      if (local.ok()) local = (*search)->search(queries.data(), nq, stream.chunk(step), running);
+      times.search += since(clock);
+      clock = std::chrono::steady_clock::now();
+      stream.finish(step);
+      times.wait += since(clock);
+    }
+    HB_TRY(mpi::agree(local, comm));
+    labels.assign(static_cast<std::size_t>(pixels), 0);
+    confidence.assign(static_cast<std::size_t>(pixels), 0.0f);
+    const auto slots = options.neighbors ? static_cast<std::size_t>(pixels * k) : 0;
+    neighbor_index.assign(slots, -1);
+    neighbor_distance.assign(slots, std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t q = 0; q < nq; ++q) {
+      const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
+      const VoteResult v = voter.vote(running.distances(q), running.indices(q), k);
+      labels[p] = v.label;
+      confidence[p] = v.confidence;
+      for (int j = 0; options.neighbors && j < k; ++j) {
+        neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(q)[j];
+        neighbor_distance[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] =
+            reported_distance(options.metric, running.distances(q)[j]);
+      }
+    }
+    stats.classified += nq;
+    stats.ignored += pixels - nq;
+    clock = std::chrono::steady_clock::now();
+    HB_TRY(sink({rows, labels, confidence, neighbor_index, neighbor_distance}));
+    times.write += since(clock);
+  }
+  spdlog::info("knn rank {}: rows [{}, {}), {} mode: {:.3f} s reading, {:.3f} s searching, {:.3f} s waiting for "
+               "shards, {:.3f} s writing",
+               comm.rank(), in.block.begin, in.block.end, mode == ShardMode::ring ? "ring" : "allgather", times.read,
+               times.search, times.wait, times.write);
+  std::int64_t totals[2] = {stats.classified, stats.ignored};
+  comm.allreduce_sum(totals);
+  stats.classified = totals[0];
+  stats.ignored = totals[1];
+  stats.select = (*search)->select_method();
+  stats.seconds = since(start);
+  return stats;
+}
+
+}  // namespace hb::knn

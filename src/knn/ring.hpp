@@ -1,0 +1,50 @@
+// The KNN classification spread over MPI ranks. The training set is sharded (rank r
+// holds global rows [first, first + count), prepared like the queries); each rank
+// classifies the query rows of its block. Two modes:
+//  * ring: shards travel round the ranks (MPI_Isend/Irecv to the next rank, from the
+//    previous one); the transfer of the next shard overlaps the search of the one in
+//    hand, and each query's running top-k folds in every shard. No rank ever holds more
+//    than two shards.
+//  * allgather: small training sets are copied whole to every rank once.
+// Top-k lists order candidates by (distance, global index), and a pair's distance does
+// not depend on which shard or step brought it, so labels are the same bits for any
+// rank count and mode. Every rank makes the same number of sink calls (empty ones past
+// its own rows): sinks may write collectively.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mpi/comm.hpp"
+#include "src/knn/classify.hpp"
+
+namespace hb::knn {
+
+struct Shard {
+  std::vector<float> rows;  // [count, dims], shifted like the queries
+  std::int64_t first = 0;   // global training index of row 0
+  std::int64_t count = 0;
+};
+
+enum class ShardMode { automatic, ring, allgather };
+
+// The crossover measured on CPU ranks (src/knn/README.md, "Across ranks"): below this
+// many training bytes, allgather.
+inline constexpr std::int64_t kAllgatherMaxBytes = std::int64_t{64} << 20;
+ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, int ranks);
+
+struct RankClassifyInput {
+  const io::Cube* scene = nullptr;
+  const BandSelection* selection = nullptr;
+  std::span<const std::uint16_t> labels;  // every training row's class (2 bytes a row: all ranks hold them)
+  int classes = 0;
+  std::span<const double> shift;          // applied to the queries
+  io::RowRange block;                     // this rank's query rows
+};
+
+Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,
+                                                 const ClassifyOptions& options, const RowSink& sink,
+                                                 const mpi::Comm& comm);
+
+}  // namespace hb::knn

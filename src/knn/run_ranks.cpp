@@ -1,0 +1,225 @@
+// `hyperbatch knn` over several MPI ranks (run_knn_job hands over when the world has
+// more than one rank). Each rank: reads the truth raster (2 bytes a pixel), computes
+// the validity of an even share of rows and gathers everyone's (1 byte a pixel), draws
+// the same split as every other rank, gathers the features of its shard of training
+// rows only (global rows [count r/P, count (r+1)/P)), and classifies a block of rows
+// balanced by valid pixels. Reports come from rank 0 with counts summed over ranks.
+#include <spdlog/spdlog.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "mpi/agree.hpp"
+#include "mpi/decomposition.hpp"
+#include "src/backend/rank_backend.hpp"
+#include "src/knn/outputs.hpp"
+#include "src/knn/ring.hpp"
+#include "src/knn/run.hpp"
+#include "src/knn/scene_pass.hpp"
+#include "src/knn/training_file.hpp"
+
+namespace hb::knn {
+namespace {
+
+io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
+  return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
+}
+
+Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
+                                                  std::int64_t tile_rows, Backend& converter, const mpi::Comm& comm) {
+  auto mine = validity_mask(cube, selection, tile_rows, converter, even_rows(cube.info().shape.lines, comm));
+  HB_TRY(mpi::agree(mine ? Status{} : Status{mine.error()}, comm));
+  const auto all = comm.allgather_bytes(std::as_bytes(std::span<const std::uint8_t>(*mine)));
+  std::vector<std::uint8_t> mask(all.size());
+  std::memcpy(mask.data(), all.data(), all.size());
+  return mask;
+}
+
+// The shift (training mean) from every rank's shard, summed exactly (FixedSum).
+Result<std::vector<double>> shared_shift(const Shard& shard, std::int64_t dims, std::int64_t total, Metric metric,
+                                         const std::string& source, const mpi::Comm& comm) {
+  FixedSum mine(dims);
+  HB_TRY(mpi::agree(mine.add(shard.rows.data(), shard.count, source, shard.first), comm));
+  FixedSum sum(dims);
+  for (int r = 0; r < comm.size(); ++r) {
+    FixedSum part(dims);
+    part.high() = mine.high();
+    part.low() = mine.low();
+    comm.broadcast(part.high(), r);
+    std::vector<std::int64_t> low(part.low().begin(), part.low().end());
+    comm.broadcast(low, r);
+    std::copy(low.begin(), low.end(), part.low().begin());
+    sum.add(part);
+  }
+  if (!metric_is_shift_invariant(metric)) return std::vector<double>(static_cast<std::size_t>(dims), 0.0);
+  return sum.mean(total);
+}
+
+// Query blocks balanced by valid pixels (even rows when validity is unknown).
+io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::uint8_t>& valid,
+                         const mpi::Comm& comm) {
+  const mpi::TileGrid grid{shape.lines, mpi::balance_rows(shape.lines, tile_rows, comm.size())};
+  std::vector<double> weights(static_cast<std::size_t>(grid.count()));
+  for (std::int64_t t = 0; t < grid.count(); ++t) {
+    const auto rows = grid.rows(t);
+    const std::int64_t pixels = rows.rows() * shape.samples;
+    std::int64_t count = pixels;
+    if (!valid.empty())
+      count = std::count(valid.begin() + rows.begin * shape.samples, valid.begin() + rows.end * shape.samples,
+                         std::uint8_t{1});
+    weights[static_cast<std::size_t>(t)] = mpi::tile_weight(count, pixels);
+  }
+  const auto cuts = mpi::balanced_cuts(weights, comm.size());
+  return mpi::block_of(grid, cuts, comm.rank()).rows;
+}
+
+ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
+  const int n = mine.classes();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  for (int t = 0; t < n; ++t)
+    for (int p = 0; p < n; ++p) counts[static_cast<std::size_t>(t * n + p)] = mine.at(t, p);
+  comm.allreduce_sum(counts);
+  ConfusionMatrix all(n);
+  for (int t = 0; t < n; ++t)
+    for (int p = 0; p < n; ++p)
+      if (const auto c = counts[static_cast<std::size_t>(t * n + p)]; c > 0) all.add(t, p, c);
+  return all;
+}
+
+}  // namespace
+
+Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm) {
+  if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == FeatureSpec::Kind::mnf)
+    return Error{ErrorKind::usage, {}, "--save-training",
+                 "--save-training, --export-split and --features mnf:N run on one rank only for now"};
+  auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
+  if (!device) return device.error();
+  auto cube = io::open_cube(job.scene);
+  HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
+  const auto& info = (*cube)->info();
+  const auto& shape = info.shape;
+  const BandSelection selection = select_good_bands(info);
+  if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
+  auto converter = make_backend(BackendKind::cpu);
+  if (!converter) return converter.error();
+  const std::int64_t tile_rows = job.classify.tile_rows > 0
+                                     ? job.classify.tile_rows
+                                     : tile_rows_for_budget(info, selection.dims(), job.classify.k,
+                                                            job.classify.neighbors, job.classify.memory_bytes);
+
+  std::vector<std::uint16_t> truth;
+  io::Metadata truth_meta;
+  std::vector<std::uint8_t> valid;
+  if (!job.truth.empty()) {
+    auto truth_cube = io::open_cube(job.truth);
+    Result<std::vector<std::uint16_t>> ids = truth_cube ? read_class_raster(**truth_cube, shape)
+                                                        : Result<std::vector<std::uint16_t>>(truth_cube.error());
+    HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
+    truth = std::move(*ids);
+    truth_meta = (*truth_cube)->info().meta;
+    auto mask = shared_validity(**cube, selection, tile_rows, **converter, comm);
+    if (!mask) return mask.error();
+    valid = std::move(*mask);
+  }
+
+  // Labels of every row; features of this rank's shard only.
+  TrainingSet training;
+  std::vector<std::int64_t> eval;
+  Shard shard;
+  const int r = comm.rank();
+  const int size = comm.size();
+  Status local;
+  if (job.train_file.empty()) {
+    auto split = stratified_split(truth, valid, job.split);
+    if (!split) return split.error();
+    if (split->train.empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
+    const auto count = static_cast<std::int64_t>(split->train.size());
+    shard.first = count * r / size;
+    shard.count = count * (r + 1) / size - shard.first;
+    const std::span<const std::int64_t> pixels(split->train.data() + shard.first, static_cast<std::size_t>(shard.count));
+    auto features = gather_features(**cube, selection, pixels, tile_rows, **converter);
+    if (features) shard.rows = std::move(*features);
+    else local = features.error();
+    for (const auto p : split->train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
+    training.classes = {truth_meta.class_names, truth_meta.class_lookup};
+    eval = std::move(split->eval);
+  } else {
+    auto file = read_training_file(job.train_file);
+    HB_TRY(mpi::agree(file ? Status{} : Status{file.error()}, comm));
+    training = std::move(*file);
+    if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
+    if (!truth.empty()) eval = labelled_pixels(truth, valid);
+    local = check_compatible(training, selection, job.scene);
+    shard.first = training.count() * r / size;
+    shard.count = training.count() * (r + 1) / size - shard.first;
+    shard.rows.resize(static_cast<std::size_t>(shard.count * selection.dims()));
+    if (local.ok()) local = training.features->read(shard.first, shard.count, shard.rows.data());
+  }
+  HB_TRY(mpi::agree(local, comm));
+  const std::int64_t rows_total = static_cast<std::int64_t>(training.labels.size());
+  if (job.classify.k > rows_total)
+    return Error{ErrorKind::usage, {}, "-k",
+                 fmt::format("k = {} but the training set has only {} rows", job.classify.k, rows_total)};
+  auto shift = shared_shift(shard, selection.dims(), rows_total, job.classify.metric,
+                            job.train_file.empty() ? job.scene : job.train_file, comm);
+  if (!shift) return shift.error();
+  for (std::size_t i = 0; i < shard.rows.size(); ++i) {
+    const auto b = i % static_cast<std::size_t>(selection.dims());
+    shard.rows[i] = static_cast<float>(static_cast<double>(shard.rows[i]) - (*shift)[b]);
+  }
+
+  KnnJobResult result;
+  RunReport& report = result.report;
+  report.scene = job.scene;
+  report.truth = job.truth;
+  report.training = job.train_file.empty() ? "truth raster" : job.train_file;
+  report.features = feature_spec_name(job.features);
+  report.options = job.classify;
+  report.split = job.split;
+  report.split_from_truth = job.train_file.empty();
+  report.training_rows = rows_total;
+  report.classes = complete_class_table(training.classes, std::max(training.class_count(),
+                                                                   static_cast<int>(truth_meta.class_names.size())));
+  OutputRequest request{job.output, &info, job.scene, report.classes, job.classify.k, job.classify.neighbors,
+                        fmt::format("hyperbatch knn of {} (k = {}, {}, {} weights)", job.scene, job.classify.k,
+                                    metric_name(job.classify.metric), weights_name(job.classify.weights)),
+                        &comm};
+  auto outputs = create_knn_outputs(request);
+  HB_TRY(mpi::agree(outputs ? Status{} : Status{outputs.error()}, comm));
+
+  int max_truth = 0;
+  for (const auto p : eval) max_truth = std::max<int>(max_truth, truth[static_cast<std::size_t>(p)]);
+  ConfusionMatrix matrix(std::max(static_cast<int>(report.classes.names.size()), max_truth + 1));
+  const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
+    HB_TRY((*outputs)->write(rows));
+    if (rows.rows.empty()) return {};
+    const std::int64_t first = rows.rows.begin * shape.samples;
+    const std::int64_t end = rows.rows.end * shape.samples;
+    for (auto it = std::lower_bound(eval.begin(), eval.end(), first); it != eval.end() && *it < end; ++it)
+      matrix.add(truth[static_cast<std::size_t>(*it)], rows.labels[static_cast<std::size_t>(*it - first)]);
+    return {};
+  };
+  const auto training_bytes = rows_total * selection.dims() * static_cast<std::int64_t>(sizeof(float));
+  const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size);
+  const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
+                             query_block(shape, tile_rows, valid, comm)};
+  auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
+  if (!stats) return stats.error();
+  HB_TRY((*outputs)->commit());
+  report.stats = *stats;
+  report.outputs = (*outputs)->paths();
+  if (!eval.empty()) report.matrix = summed(matrix, comm);
+  Status written;
+  if ((report.matrix || !job.report.empty()) && comm.is_root()) {
+    const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";
+    result.report_paths = report_paths(job.report.empty() ? default_base : job.report);
+    written = write_reports(report, *result.report_paths);
+  }
+  HB_TRY(mpi::agree(written, comm));
+  return result;
+}
+
+}  // namespace hb::knn

@@ -1,0 +1,206 @@
+#include "src/mnf/pipeline_ranks.hpp"
+
+#include <algorithm>
+
+#include "mpi/agree.hpp"
+#include "src/backend/cpu_mnf.hpp"
+#include "src/linalg/blas_threads.hpp"
+
+namespace hb::mnf {
+namespace {
+
+constexpr int kFoldTag = 7101;
+
+std::vector<double> pack(const Moments& m) {
+  std::vector<double> buffer;
+  buffer.reserve(1 + m.sum.size() + m.cross.size());
+  buffer.push_back(static_cast<double>(m.count));  // exact below 2^53 pixels
+  buffer.insert(buffer.end(), m.sum.begin(), m.sum.end());
+  buffer.insert(buffer.end(), m.cross.begin(), m.cross.end());
+  return buffer;
+}
+
+void unpack(std::span<const double> buffer, Moments& m) {
+  m.count = static_cast<std::int64_t>(buffer[0]);
+  std::copy_n(buffer.begin() + 1, m.sum.size(), m.sum.begin());
+  std::copy_n(buffer.begin() + 1 + static_cast<std::ptrdiff_t>(m.sum.size()), m.cross.size(), m.cross.begin());
+}
+
+Result<std::int64_t> valid_in_row(const io::Cube& cube, const PixelRules& rules, std::int64_t row) {
+  auto tile = cube.read_tile({row, row + 1});
+  if (!tile) return tile.error();
+  auto wide = cpu::detail::widen(*tile, rules, tile->held());
+  if (!wide) return wide.error();
+  return static_cast<std::int64_t>(std::count(wide->valid.begin(), wide->valid.end(), std::uint8_t{1}));
+}
+
+void broadcast_matrix(linalg::Matrix& m, const mpi::Comm& comm) {
+  std::int64_t shape[2] = {m.rows, m.cols};
+  comm.broadcast(shape);
+  m.rows = shape[0];
+  m.cols = shape[1];
+  m.data.resize(static_cast<std::size_t>(m.rows * m.cols));
+  comm.broadcast(m.data);
+}
+
+void broadcast_vector(std::vector<double>& v, const mpi::Comm& comm) {
+  std::int64_t size[1] = {static_cast<std::int64_t>(v.size())};
+  comm.broadcast(size);
+  v.resize(static_cast<std::size_t>(size[0]));
+  comm.broadcast(v);
+}
+
+}  // namespace
+
+Result<Basis> basis_from_root(const std::function<Result<Basis>()>& compute, const mpi::Comm& comm) {
+  Basis basis;
+  Status local;
+  if (comm.is_root()) {
+    const linalg::SingleThreadedBlas guard;
+    auto computed = compute();
+    if (computed) basis = std::move(*computed);
+    else local = computed.error();
+  }
+  if (!comm.is_parallel()) {
+    if (!local.ok()) return local.error();
+    return basis;
+  }
+  HB_TRY(mpi::agree(local, comm));
+  std::int64_t header[2] = {static_cast<std::int64_t>(basis.method), basis.dropped_directions};
+  comm.broadcast(header);
+  basis.method = static_cast<Method>(header[0]);
+  basis.dropped_directions = header[1];
+  std::vector<std::int64_t> bands = basis.bands;
+  std::int64_t count[1] = {static_cast<std::int64_t>(bands.size())};
+  comm.broadcast(count);
+  bands.resize(static_cast<std::size_t>(count[0]));
+  comm.broadcast(bands);
+  basis.bands = std::move(bands);
+  broadcast_vector(basis.mean, comm);
+  broadcast_vector(basis.eigenvalues, comm);
+  broadcast_matrix(basis.forward, comm);
+  broadcast_matrix(basis.inverse, comm);
+  return basis;
+}
+
+Decomposition balance(const mpi::TileGrid& grid, std::vector<std::int64_t> tile_valid, std::int64_t samples,
+                      int parts) {
+  std::vector<double> weights(tile_valid.size());
+  for (std::size_t t = 0; t < weights.size(); ++t)
+    weights[t] = mpi::tile_weight(tile_valid[t], grid.rows(static_cast<std::int64_t>(t)).rows() * samples);
+  return {grid, mpi::balanced_cuts(weights, parts), std::move(tile_valid)};
+}
+
+bool collective_reads(const io::Cube& cube, const mpi::Comm& comm) {
+  return comm.is_parallel() && cube.format() == io::CubeFormat::hdf5;
+}
+
+Status read_nothing(const io::Cube& cube, const mpi::Comm& comm) {
+  if (!collective_reads(cube, comm)) return {};
+  return cube.read_rows({0, 0}, {});
+}
+
+Result<std::vector<std::int64_t>> probe_valid_pixels(const io::Cube& cube, const PixelRules& rules,
+                                                     const mpi::TileGrid& grid, const mpi::Comm& comm) {
+  const std::int64_t tiles = grid.count();
+  std::vector<std::int64_t> valid(static_cast<std::size_t>(tiles), 0);
+  const std::int64_t calls = (tiles + comm.size() - 1) / comm.size();
+  Status local;
+  for (std::int64_t c = 0; c < calls; ++c) {
+    const std::int64_t t = c * comm.size() + comm.rank();
+    if (t >= tiles || !local.ok()) {
+      const Status s = read_nothing(cube, comm);
+      if (local.ok() && !s.ok()) local = s;
+      continue;
+    }
+    const auto rows = grid.rows(t);
+    auto count = valid_in_row(cube, rules, rows.begin + rows.rows() / 2);
+    if (!count) {
+      local = count.error();
+      continue;
+    }
+    valid[static_cast<std::size_t>(t)] = *count * rows.rows();
+  }
+  HB_TRY(mpi::agree(local, comm));
+  comm.allreduce_sum(valid);  // each tile was counted by one rank: exact
+  return valid;
+}
+
+Status TreeSum::push(std::int64_t granule, Moments moments) {
+  return push_node({granule, 0, std::move(moments)});
+}
+
+Status TreeSum::push_node(Node node) {
+  stack_.push_back(std::move(node));
+  // Merge siblings: two blocks of one level whose union is an aligned block.
+  while (stack_.size() >= 2) {
+    Node& right = stack_.back();
+    Node& left = stack_[stack_.size() - 2];
+    const std::int64_t span = std::int64_t{1} << left.level;
+    if (left.level != right.level || left.first % (2 * span) != 0 || right.first != left.first + span) break;
+    HB_TRY(merge(left.value, right.value));
+    ++left.level;
+    stack_.pop_back();
+  }
+  return {};
+}
+
+std::vector<double> TreeSum::serialise() const {
+  std::vector<double> buffer{static_cast<double>(stack_.size())};
+  for (const auto& node : stack_) {
+    buffer.push_back(static_cast<double>(node.first));
+    buffer.push_back(static_cast<double>(node.level));
+    const auto packed = pack(node.value);
+    buffer.insert(buffer.end(), packed.begin(), packed.end());
+  }
+  return buffer;
+}
+
+Status TreeSum::push_serialised(std::span<const double> buffer) {
+  const auto nodes = static_cast<std::size_t>(buffer[0]);
+  const std::size_t moments_size = 1 + shift_.size() + shift_.size() * shift_.size();
+  std::size_t at = 1;
+  for (std::size_t i = 0; i < nodes; ++i) {
+    Node node{static_cast<std::int64_t>(buffer[at]), static_cast<int>(buffer[at + 1]), Moments::zero(shift_)};
+    unpack(buffer.subspan(at + 2, moments_size), node.value);
+    at += 2 + moments_size;
+    HB_TRY(push_node(std::move(node)));
+  }
+  return {};
+}
+
+Result<Moments> TreeSum::total(const mpi::Comm& comm) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  Status local;
+  if (rank > 0) {
+    // The stack of ranks [0, rank) goes under this rank's blocks.
+    std::vector<double> length(1);
+    comm.recv(length, rank - 1, kFoldTag);
+    std::vector<double> incoming(static_cast<std::size_t>(length[0]));
+    comm.recv(incoming, rank - 1, kFoldTag);
+    std::vector<Node> mine = std::move(stack_);
+    stack_.clear();
+    local = push_serialised(incoming);
+    for (auto& node : mine)
+      if (local.ok()) local = push_node(std::move(node));
+  }
+  if (rank + 1 < size) {
+    const auto outgoing = serialise();
+    const std::vector<double> length{static_cast<double>(outgoing.size())};
+    comm.send(length, rank + 1, kFoldTag);
+    comm.send(outgoing, rank + 1, kFoldTag);
+  }
+  // The last rank holds the whole scene's blocks: their left-to-right sum is the root.
+  Moments root = Moments::zero(shift_);
+  if (rank + 1 == size)
+    for (const auto& node : stack_)
+      if (local.ok()) local = merge(root, node.value);
+  auto buffer = pack(root);
+  comm.broadcast(buffer, size - 1);
+  unpack(buffer, root);
+  HB_TRY(mpi::agree(local, comm));
+  return root;
+}
+
+}  // namespace hb::mnf
