@@ -9,16 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "bench/timing.cuh"
 
-#define CHECK_CUDA(x)                                                              \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
+namespace {
 
 struct Row {
   std::string what;
@@ -26,21 +19,7 @@ struct Row {
   std::string unit;
 };
 
-// Median-free but warm: one untimed run, then the mean of `reps` timed runs.
-template <class F>
-double time_ms(F&& f, int reps) {
-  f();
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  CHECK_CUDA(cudaEventRecord(a));
-  for (int i = 0; i < reps; ++i) f();
-  CHECK_CUDA(cudaEventRecord(b));
-  CHECK_CUDA(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-  return ms / reps;
-}
+using hb::bench::time_ms;
 
 double h2d_gbps(std::size_t bytes) {
   void *host, *dev;

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "src/knn/batch_vote.hpp"
 #include "src/knn/scene_pass.hpp"
 
 namespace hb::knn {
@@ -61,7 +62,9 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                         ? options.tile_rows
                         : tile_rows_for_budget(scene.info(), selection.dims(), options.k, options.neighbors,
                                                options.memory_bytes);
-  Voter voter(training.labels, training.class_count(), options.metric, options.weights);
+  auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
+  if (!voter) return voter.error();
+  std::vector<VoteResult> votes;
   TopK running(0, options.k);
   TileOutputs out;
   std::vector<float> queries;
@@ -86,9 +89,11 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       HB_TRY((*search)->search(queries.data(), nq, *chunk, running));
     }
     out.reset(t.pixels, k, options.neighbors);
+    votes.resize(static_cast<std::size_t>(nq));
+    HB_TRY((*voter)->vote(running, nq, votes));
     for (std::int64_t q = 0; q < nq; ++q) {
       const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
-      const VoteResult v = voter.vote(running.distances(q), running.indices(q), k);
+      const VoteResult v = votes[static_cast<std::size_t>(q)];
       out.labels[p] = v.label;
       out.confidence[p] = v.confidence;
       if (!options.neighbors) continue;

@@ -1,8 +1,8 @@
 // The backend seam of the KNN classifier: distances + k-selection for a block of
 // queries against one chunk of training rows, folded into running top-k lists.
 //
-// For the CUDA engineer (implement KnnSearch in src/knn/cuda_search.{hpp,cu} and
-// return it from make_knn_search for BackendKind::cuda):
+// The contract every backend meets (CPU: cpu_search.cpp; CUDA: cuda_search.cu with the
+// kernels of kernels/knn):
 //  * Inputs are host pointers to FP32 row-major data that the orchestration has
 //    already prepared: raw tiles converted (Backend::convert_to_f32), bad bands
 //    dropped, ignored pixels removed, and, for Euclidean, both sides centred on the
@@ -49,6 +49,11 @@ struct SearchOptions {
   Metric metric = Metric::euclidean;
   SelectMethod select = SelectMethod::automatic;
   std::int64_t scratch_bytes = std::int64_t{64} << 20;  // distance block budget
+  // CUDA: device memory for query blocks (queries, lists, distance tiles) and, as much
+  // again, for cached training chunks; 0 = from the free device memory (30% for blocks,
+  // at most 8 GiB; 50% for the cache). Tests set it small to force many blocks and
+  // streamed chunks.
+  std::int64_t device_scratch_bytes = 0;
 };
 
 class KnnSearch {
@@ -63,8 +68,8 @@ class KnnSearch {
 
 std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);
 
-// cpu: always. cuda: needs a CUDA KNN implementation and a GPU. automatic: cuda when
-// available, else cpu.
+// cpu: always. cuda: needs a CUDA build and a visible GPU (else a usage or resource
+// error). automatic: cuda when both hold, else cpu.
 Result<std::unique_ptr<KnnSearch>> make_knn_search(BackendKind kind, const SearchOptions& options);
 
 }  // namespace hb::knn

@@ -6,9 +6,10 @@
 
 #include <tuple>
 
-#include "knn_test_support.hpp"
 #include "src/knn/search.hpp"
 #include "src/knn/training.hpp"
+#include "tests/src/knn_search_scenarios.hpp"
+#include "tests/src/knn_test_support.hpp"
 
 namespace hb::knn {
 namespace {
@@ -42,14 +43,7 @@ TopK run_search(SelectMethod method, Metric metric, const std::vector<float>& qu
                 const std::vector<float>& train, std::int64_t chunk_rows, int k, bool reverse = false) {
   auto search = make_cpu_knn_search({metric, method, std::int64_t{1} << 20});
   TopK running(nq, k);
-  const std::int64_t n = static_cast<std::int64_t>(train.size()) / kDims;
-  std::vector<std::int64_t> firsts;
-  for (std::int64_t first = 0; first < n; first += chunk_rows) firsts.push_back(first);
-  if (reverse) std::reverse(firsts.begin(), firsts.end());
-  for (const auto first : firsts) {
-    const TrainingChunk chunk{train.data() + first * kDims, std::min(chunk_rows, n - first), kDims, first};
-    EXPECT_TRUE(search->search(queries.data(), nq, chunk, running).ok());
-  }
+  test::search_chunks(*search, queries, nq, train, kDims, chunk_rows, running, reverse);
   return running;
 }
 
@@ -129,90 +123,21 @@ TEST(KnnSearch, AutomaticSelectionReportsItsChoice) {
   EXPECT_NE(search->select_method(), SelectMethod::automatic);
 }
 
-// Duplicate training rows at equal distance: the lower index wins, whatever the
-// method, and even when the duplicates sit in different chunks visited out of order.
-TEST(KnnSearch, TiesGoToTheLowerTrainingIndex) {
-  auto train = test::random_integers(60, kDims, 7, 5);
-  const std::vector<std::int64_t> twins{3, 10, 42, 57};
-  for (const auto t : twins) std::copy_n(train.begin() + 20 * kDims, kDims, train.begin() + t * kDims);  // all equal row 20
-  const std::vector<float> query(train.begin() + 20 * kDims, train.begin() + 21 * kDims);
-  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
-    for (const std::int64_t chunk : {60, 7, 11})
-      for (const bool reverse : {false, true}) {
-        const TopK got = run_search(method, Metric::euclidean, query, 1, train, chunk, 5, reverse);
-        const std::vector<std::int64_t> want{3, 10, 20, 42, 57};
-        for (int j = 0; j < 5; ++j) {
-          EXPECT_EQ(got.indices(0)[j], want[static_cast<std::size_t>(j)])
-              << select_method_name(method) << " chunk " << chunk << " reverse " << reverse;
-          EXPECT_EQ(got.distances(0)[j], 0.0f);
-        }
-      }
+// The scenarios every backend passes (knn_search_scenarios.hpp): ties to the lower
+// index across chunks, real-valued duplicates at exactly 0, centred radiances within
+// FP32 rounding of float64.
+test::SearchFactory cpu_factory() {
+  return [](SelectMethod method) { return make_cpu_knn_search({Metric::euclidean, method, std::int64_t{1} << 20}); };
 }
 
-// Real-valued duplicates: the GEMM expansion alone leaves rounding noise where the
-// distance is zero; it must come out exactly 0 so that ties and zero-distance votes work.
+TEST(KnnSearch, TiesGoToTheLowerTrainingIndex) { test::expect_ties_go_to_the_lower_index(cpu_factory(), kDims); }
+
 TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
-  constexpr std::int64_t kGroups = 16;
-  auto train = test::random_radiances(300, kDims, 8);
-  for (std::size_t i = 0; i < train.size(); ++i) train[i] += 1500.0f * static_cast<float>(i / kDims % 4);  // far clusters
-  for (std::int64_t g = 0; g < kGroups; ++g)  // rows 20+g, 100+g and 200+g are equal
-    for (const std::int64_t copy : {100 + g, 200 + g})
-      std::copy_n(train.begin() + (20 + g) * kDims, kDims, train.begin() + copy * kDims);
-  auto source = memory_training_source(train, kDims, "dups");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
-  ASSERT_TRUE(prepared.ok());
-  std::vector<float> queries(train.begin() + 20 * kDims, train.begin() + (20 + kGroups) * kDims);
-  prepared->prepare_queries(queries.data(), kGroups);
-  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
-    auto search = make_cpu_knn_search({Metric::euclidean, method, std::int64_t{1} << 20});
-    TopK running(kGroups, 4);
-    for (std::int64_t c = prepared->chunk_count(); c-- > 0;) {
-      ASSERT_TRUE(search->search(queries.data(), kGroups, *prepared->chunk(c), running).ok());
-    }
-    for (std::int64_t g = 0; g < kGroups; ++g) {
-      const std::vector<std::int64_t> want{20 + g, 100 + g, 200 + g};
-      for (int j = 0; j < 3; ++j) {
-        EXPECT_EQ(running.indices(g)[j], want[static_cast<std::size_t>(j)]) << select_method_name(method) << " group " << g;
-        EXPECT_EQ(running.distances(g)[j], 0.0f) << select_method_name(method) << " group " << g;
-      }
-      EXPECT_GT(running.distances(g)[3], 0.0f);
-    }
-  }
+  test::expect_duplicates_at_exactly_zero(cpu_factory(), kDims);
 }
 
-// Radiance-like data centred on the training mean (PreparedTraining): distances match
-// float64 within FP32 rounding, and each returned neighbour is truly at the rank's distance.
 TEST(KnnSearch, CentredRadiancesMatchFloat64WithinRounding) {
-  auto queries = test::random_radiances(301, kDims, 21);
-  const auto train_raw = test::random_radiances(kTrain, kDims, 22);
-  auto source = memory_training_source(train_raw, kDims, "radiances");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1024, 0);  // streamed, 5 chunks
-  ASSERT_TRUE(prepared.ok());
-  ASSERT_FALSE(prepared->cached());
-  auto centred_queries = queries;
-  prepared->prepare_queries(centred_queries.data(), 301);
-  const int k = 1000;
-  auto search = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{1} << 20});
-  TopK running(301, k);
-  for (std::int64_t c = 0; c < prepared->chunk_count(); ++c) {
-    auto chunk = prepared->chunk(c);
-    ASSERT_TRUE(chunk.ok());
-    ASSERT_TRUE(search->search(centred_queries.data(), 301, *chunk, running).ok());
-  }
-  std::int64_t exact_rank_matches = 0;
-  for (std::int64_t q = 0; q < 301; ++q) {
-    const auto ref = brute_force(queries.data() + q * kDims, train_raw, kDims, k, test::squared_distance64);
-    for (int j = 0; j < k; ++j) {
-      const double want = ref.distance[static_cast<std::size_t>(j)];
-      const double tolerance = 2e-6 * want + 1e-3;
-      const auto idx = running.indices(q)[j];
-      const double truth_of_returned = test::squared_distance64(queries.data() + q * kDims, train_raw.data() + idx * kDims, kDims);
-      ASSERT_NEAR(truth_of_returned, want, tolerance) << "query " << q << " rank " << j;
-      ASSERT_NEAR(running.distances(q)[j], want, tolerance);
-      exact_rank_matches += idx == ref.index[static_cast<std::size_t>(j)];
-    }
-  }
-  EXPECT_GT(exact_rank_matches, 301 * k * 99 / 100);  // only near-ties may swap places
+  test::expect_centred_radiances_within_rounding(cpu_factory(), SelectMethod::fast, kTrain, kDims);
 }
 
 TEST(KnnSearch, CosineMatchesFloat64AndTreatsZeroVectorsAsDistanceOne) {

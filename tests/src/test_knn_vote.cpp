@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "src/knn/batch_vote.hpp"
 #include "src/knn/topk.hpp"
 #include "src/knn/vote.hpp"
 
@@ -71,6 +72,33 @@ TEST(KnnVote, UnfilledSlotsDoNotVote) {
   const auto v = voter.vote(d.data(), i.data(), 3);
   EXPECT_EQ(v.label, 3);
   EXPECT_FLOAT_EQ(v.confidence, 1.0f);
+}
+
+// The batch seam used by classify_scene: the CPU implementation is the Voter, list by
+// list, and "cpu" always selects it (the CUDA voter has its own test on the device).
+TEST(KnnBatchVote, CpuBatchEqualsTheVoterListByList) {
+  const std::vector<std::uint16_t> labels{1, 2, 2, 3, 1, 3, 2};
+  TopK lists(3, 4);
+  const std::vector<Neighbor> a{{0.0f, 1}, {1.0f, 0}, {1.0f, 3}, {4.0f, 2}};
+  const std::vector<Neighbor> b{{1.0f, 4}, {2.0f, 5}, {3.0f, 6}};
+  lists.merge(0, a);
+  lists.merge(1, b);  // list 2 stays empty
+  for (const auto weights : {Weights::uniform, Weights::distance}) {
+    auto batch = make_batch_voter("cpu", {labels, 4, Metric::euclidean, weights});
+    ASSERT_TRUE(batch.ok());
+    EXPECT_EQ((*batch)->backend_name(), "cpu");
+    std::vector<VoteResult> got(3);
+    ASSERT_TRUE((*batch)->vote(lists, 3, got).ok());
+    Voter voter(labels, 4, Metric::euclidean, weights);
+    for (std::int64_t q = 0; q < 3; ++q) {
+      const VoteResult want = voter.vote(lists.distances(q), lists.indices(q), 4);
+      EXPECT_EQ(got[static_cast<std::size_t>(q)].label, want.label) << q;
+      EXPECT_EQ(got[static_cast<std::size_t>(q)].confidence, want.confidence) << q;
+    }
+    EXPECT_EQ(got[2].label, 0);
+    std::vector<VoteResult> too_small(2);
+    EXPECT_FALSE((*batch)->vote(lists, 3, too_small).ok());
+  }
 }
 
 }  // namespace

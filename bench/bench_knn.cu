@@ -1,0 +1,179 @@
+// KNN search on one GPU through the KnnSearch seam (pinned host queries in, pinned
+// host lists out, both timed):
+// N = 10^5 training rows, d in {32, 224}, k in {1, 10, 100, 1024, 4096}, for every
+// --select method. Rates are queries/s and GFLOP/s counted as 2 * Q * N * d, against
+// the cuBLAS SGEMM rate measured in the same run (8192^3, plain FP32) and the SGEMM
+// of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
+// the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
+// so it scales). Also prints what --select auto picks.
+//   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...]
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/timing.cuh"
+#include "src/knn/search.hpp"
+
+namespace {
+
+using namespace hb::knn;
+
+constexpr std::int64_t kTrain = 100000;
+constexpr std::int64_t kPilot = 2048;
+constexpr double kListBytesCap = 4e9;  // host lists: Q * k * 12 bytes at most
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Uniform values in [-1, 1) from a xorshift stream: cheap for 10^8 values.
+void fill_random(float* out, std::size_t n, std::uint64_t seed) {
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    out[i] = static_cast<float>(static_cast<double>(s >> 40) / static_cast<double>(1ull << 23) - 1.0);
+  }
+}
+
+// cuBLAS SGEMM rate in GFLOP/s for C[m x n] = A[m x kk] B[kk x n], warm, mean of reps.
+double sgemm_gflops(cublasHandle_t blas, int m, int n, int kk, int reps) {
+  float *a, *b, *c;
+  CHECK_CUDA(cudaMalloc(&a, sizeof(float) * static_cast<std::size_t>(m) * kk));
+  CHECK_CUDA(cudaMalloc(&b, sizeof(float) * static_cast<std::size_t>(kk) * n));
+  CHECK_CUDA(cudaMalloc(&c, sizeof(float) * static_cast<std::size_t>(m) * n));
+  CHECK_CUDA(cudaMemset(a, 0, sizeof(float) * static_cast<std::size_t>(m) * kk));
+  CHECK_CUDA(cudaMemset(b, 0, sizeof(float) * static_cast<std::size_t>(kk) * n));
+  const float one = 1.0f, zero = 0.0f;
+  const auto run = [&] { cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, kk, &one, a, kk, b, kk, &zero, c, m); };
+  const double ms = hb::bench::time_ms(run, reps);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return 2.0 * m * n * kk / (ms * 1e-3) / 1e9;
+}
+
+std::vector<int> parse_list(const char* text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+struct Case {
+  int dims;
+  int k;
+  SelectMethod method;
+};
+
+// Searches the first q queries; returns wall seconds (lists to the host included).
+double timed_search(KnnSearch& search, const float* queries, std::int64_t q, const TrainingChunk& chunk, int k) {
+  TopK running(q, k);
+  // Pinned like the queries, so the lists come back at link speed (registration untimed).
+  auto d = running.all_distances();
+  auto i = running.all_indices();
+  const bool pinned = cudaHostRegister(d.data(), d.size_bytes(), cudaHostRegisterDefault) == cudaSuccess &&
+                      cudaHostRegister(i.data(), i.size_bytes(), cudaHostRegisterDefault) == cudaSuccess;
+  if (!pinned) cudaGetLastError();
+  const auto t0 = std::chrono::steady_clock::now();
+  const hb::Status status = search.search(queries, q, chunk, running);
+  const double s = seconds_since(t0);
+  if (pinned) {
+    cudaHostUnregister(d.data());
+    cudaHostUnregister(i.data());
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "search failed: %s\n", status.error().line().c_str());
+    return -1.0;
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t max_queries = 1000000;
+  double budget = 0.6;
+  std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
+  for (int a = 1; a + 1 < argc; a += 2) {
+    if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--budget")) budget = std::atof(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--dims")) dims_list = parse_list(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--k")) k_list = parse_list(argv[a + 1]);
+  }
+  if (hb::cuda_device_count() == 0) {
+    std::printf("bench_knn: no CUDA device\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  cublasHandle_t blas;
+  cublasCreate(&blas);
+  const double peak = sgemm_gflops(blas, 8192, 8192, 8192, 5);
+  std::printf("# bench_knn on %s: N = %lld training rows; SGEMM 8192^3 (FP32, no TF32) = %.0f GFLOP/s\n", prop.name,
+              static_cast<long long>(kTrain), peak);
+  const int max_dims = *std::max_element(dims_list.begin(), dims_list.end());
+  float* queries = nullptr;  // pinned: the host-to-device copy runs at link speed
+  CHECK_CUDA(cudaMallocHost(&queries, sizeof(float) * static_cast<std::size_t>(max_queries) * max_dims));
+  fill_random(queries, static_cast<std::size_t>(max_queries) * max_dims, 1);
+  std::vector<float> train(static_cast<std::size_t>(kTrain) * max_dims);
+  fill_random(train.data(), train.size(), 2);
+
+  std::printf("%5s %5s %8s %8s %9s %12s %10s %8s %8s %s\n", "d", "k", "select", "Q", "seconds", "queries/s",
+              "GFLOP/s", "%peak", "xfloor", "note");
+  for (const int dims : dims_list) {
+    const TrainingChunk chunk{train.data(), kTrain, dims, 0};
+    // The SGEMM of the search's own shape (training rows x 8192 queries): the floor.
+    const double shape_gflops = sgemm_gflops(blas, static_cast<int>(kTrain), 8192, dims, 3);
+    std::printf("# d = %d: SGEMM %lld x 8192 x %d = %.0f GFLOP/s (the arithmetic floor below uses it)\n", dims,
+                static_cast<long long>(kTrain), dims, shape_gflops);
+    for (const int k : k_list) {
+      const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
+      for (const auto method : {SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin, SelectMethod::automatic}) {
+        auto made = make_knn_search(hb::BackendKind::cuda, {Metric::euclidean, method, std::int64_t{64} << 20});
+        if (!made.ok()) {
+          std::fprintf(stderr, "%s\n", made.error().line().c_str());
+          return 1;
+        }
+        auto& search = **made;
+        // Warm: uploads the training set, loads the kernels, runs the probe for auto.
+        if (timed_search(search, queries, std::min<std::int64_t>(256, cap), chunk, k) < 0) continue;
+        if (method == SelectMethod::automatic) {
+          std::printf("%5d %5d %8s %8s %9s %12s %10s %8s %8s picks %s\n", dims, k, "auto", "-", "-", "-", "-", "-", "-",
+                      std::string(select_method_name(search.select_method())).c_str());
+          continue;
+        }
+        // From a 2048-query pilot, 4x more queries while a run takes under a quarter of
+        // the budget (small runs understate the rate: fixed costs), up to Q.
+        const double method_budget = method == SelectMethod::fast ? 2.0 * budget : budget;
+        std::int64_t q = std::min(kPilot, cap);
+        double s = timed_search(search, queries, q, chunk, k);
+        while (s >= 0 && q < cap && s < method_budget / 4) {
+          q = std::min(cap, q * 4);
+          s = timed_search(search, queries, q, chunk, k);
+        }
+        if (s < 0) continue;
+        const double flop = 2.0 * static_cast<double>(q) * kTrain * dims;
+        const double gflops = flop / s / 1e9;
+        const double floor_s = flop / (shape_gflops * 1e9);
+        std::printf("%5d %5d %8s %8lld %9.3f %12.4g %10.0f %7.1f%% %8.2f %s\n", dims, k,
+                    std::string(select_method_name(method)).c_str(), static_cast<long long>(q), s, q / s, gflops,
+                    100.0 * gflops / peak, s / floor_s, q < max_queries ? "Q scaled down (rate per query)" : "");
+        std::fflush(stdout);
+      }
+    }
+  }
+  cudaFreeHost(queries);
+  cublasDestroy(blas);
+  return 0;
+}

@@ -1,0 +1,159 @@
+// Device building blocks shared by the KNN kernels: the (distance, index) order, the
+// distance finishing rule, a block arg-min, a shared-memory bitonic sort and the
+// merge of a sorted candidate run into a running list. Explicit _rn intrinsics keep
+// nvcc from contracting into FMAs, so results equal the CPU's (src/knn/distance.cpp).
+#pragma once
+
+#include <cfloat>
+#include <climits>
+#include <cstdint>
+
+#include "kernels/knn/knn.cuh"
+
+namespace hb::kernels::knn::detail {
+
+inline constexpr std::int64_t kNoIndex = INT64_MAX;
+inline constexpr int kNoLocal = INT_MAX;  // empty slot of a chunk-local buffer
+
+__device__ __forceinline__ bool closer(float da, std::int64_t ia, float db, std::int64_t ib) {
+  return da < db || (da == db && ia < ib);
+}
+
+// sum((q - t)^2) in FP64 in band order: exact zero for duplicates.
+__device__ inline float direct_squared_distance(const float* a, const float* b, int dims) {
+  double sum = 0.0;
+  for (int i = 0; i < dims; ++i) {
+    const double d = __dsub_rn(static_cast<double>(a[i]), static_cast<double>(b[i]));
+    sum = __dadd_rn(sum, __dmul_rn(d, d));
+  }
+  return static_cast<float>(sum);
+}
+
+// The ranking distance of tile row `q` to chunk row `t` from their inner product.
+__device__ inline float finish_distance(const DistanceInputs& in, int q, int t, float ip) {
+  const float qn = in.query_norms[q];
+  const float tn = in.train_norms[t];
+  if (in.metric == Metric::euclidean) {
+    const float norms = __fadd_rn(qn, tn);
+    const float expanded = __fsub_rn(norms, __fmul_rn(2.0f, ip));
+    const float refine_below = __fmul_rn(__fmul_rn(2.0f, static_cast<float>(in.dims)), FLT_EPSILON);
+    if (expanded > __fmul_rn(refine_below, norms)) return expanded;
+    return direct_squared_distance(in.queries + static_cast<std::int64_t>(q) * in.dims,
+                                   in.train + static_cast<std::int64_t>(t) * in.dims, in.dims);
+  }
+  const float denominator = __fmul_rn(qn, tn);
+  const float similarity = denominator > 0.0f ? __fdiv_rn(ip, denominator) : 0.0f;
+  const float d = __fsub_rn(1.0f, similarity);
+  return d < 0.0f ? 0.0f : (d > 2.0f ? 2.0f : d);
+}
+
+// Warp-wide arg-min: lane 0 ends with the warp's closest pair.
+__device__ inline void warp_argmin(float& d, int& i) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float od = __shfl_down_sync(0xffffffffu, d, offset);
+    const int oi = __shfl_down_sync(0xffffffffu, i, offset);
+    if (closer(od, oi, d, i)) {
+      d = od;
+      i = oi;
+    }
+  }
+}
+
+// Block-wide arg-min of one (distance, local index) pair per thread; every thread gets
+// the winner. `scratch` holds 2 * 32 words of shared memory.
+__device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scratch_i) {
+  warp_argmin(d, i);
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warps = (static_cast<int>(blockDim.x) + 31) / 32;
+  __syncthreads();  // scratch may still be read from the previous call
+  if (lane == 0) {
+    scratch_d[warp] = d;
+    scratch_i[warp] = i;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    d = lane < warps ? scratch_d[lane] : __int_as_float(0x7f800000);  // +inf
+    i = lane < warps ? scratch_i[lane] : kNoLocal;
+    warp_argmin(d, i);
+    if (lane == 0) {
+      scratch_d[0] = d;
+      scratch_i[0] = i;
+    }
+  }
+  __syncthreads();
+  d = scratch_d[0];
+  i = scratch_i[0];
+}
+
+// Ascending bitonic sort of n (a power of two) shared-memory pairs by (d, i).
+__device__ inline void block_bitonic_sort(float* d, int* i, int n) {
+  for (int size = 2; size <= n; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      __syncthreads();
+      for (int a = static_cast<int>(threadIdx.x); a < n; a += static_cast<int>(blockDim.x)) {
+        const int b = a ^ stride;
+        if (b <= a) continue;
+        const bool ascending = (a & size) == 0;
+        const bool swap = ascending ? closer(d[b], i[b], d[a], i[a]) : closer(d[a], i[a], d[b], i[b]);
+        if (swap) {
+          const float td = d[a];
+          const int ti = i[a];
+          d[a] = d[b];
+          i[a] = i[b];
+          d[b] = td;
+          i[b] = ti;
+        }
+      }
+    }
+  }
+  __syncthreads();
+}
+
+// running (global, k pairs, ascending, empty slots last) := the k smallest of itself
+// and `count` ascending candidates, all real and distinct from the running pairs.
+// Each pair's output rank is its position plus the number of pairs of the other run
+// that are closer (a merge path by binary search); scratch receives ranks < k and is
+// copied back. Candidate c is read as (cand_d(c), cand_i(c)).
+template <class CandD, class CandI>
+__device__ void merge_into(float* run_d, std::int64_t* run_i, int k, CandD cand_d, CandI cand_i, int count,
+                           float* scratch_d, std::int64_t* scratch_i) {
+  for (int c = static_cast<int>(threadIdx.x); c < count; c += static_cast<int>(blockDim.x)) {
+    const float d = cand_d(c);
+    const std::int64_t g = cand_i(c);
+    int lo = 0, hi = k;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (closer(run_d[mid], run_i[mid], d, g)) lo = mid + 1;
+      else hi = mid;
+    }
+    const int rank = c + lo;
+    if (rank < k) {
+      scratch_d[rank] = d;
+      scratch_i[rank] = g;
+    }
+  }
+  for (int a = static_cast<int>(threadIdx.x); a < k; a += static_cast<int>(blockDim.x)) {
+    const float d = run_d[a];
+    const std::int64_t g = run_i[a];
+    int lo = 0, hi = count;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (closer(cand_d(mid), cand_i(mid), d, g)) lo = mid + 1;
+      else hi = mid;
+    }
+    const int rank = a + lo;
+    if (rank < k) {
+      scratch_d[rank] = d;
+      scratch_i[rank] = g;
+    }
+  }
+  __syncthreads();
+  for (int a = static_cast<int>(threadIdx.x); a < k; a += static_cast<int>(blockDim.x)) {
+    run_d[a] = scratch_d[a];
+    run_i[a] = scratch_i[a];
+  }
+  __syncthreads();
+}
+
+}  // namespace hb::kernels::knn::detail

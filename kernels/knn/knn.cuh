@@ -1,0 +1,91 @@
+// KNN device kernels: distance finishing, the three k-selection methods, the merge of
+// chunk results into running top-k lists, and the vote. Host-only declarations (plain
+// C++ can include this header); each launcher enqueues on `stream` and returns the
+// launch's cudaGetLastError(). Conventions shared by every kernel (kernels/knn/README.md):
+//  * a candidate is (distance, index); smaller distance first, equal distances to the
+//    lower index; every kernel orders by exactly that, so all methods agree bit for bit;
+//  * lists are row-major [rows, k] pairs, ascending; unfilled slots hold
+//    (+inf, INT64_MAX), the host's (kNoDistance, kNoIndex);
+//  * indices inside a chunk are int32 ("local"), lists hold global int64 indices
+//    (chunk first_index + local).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace hb::kernels::knn {
+
+enum class Metric : int { euclidean = 0, cosine = 1 };
+enum class Weights : int { uniform = 0, distance = 1 };
+
+// What finishing a distance needs. queries/query_norms are indexed by the row of the
+// tile (query block), train/train_norms by the chunk-local training index.
+struct DistanceInputs {
+  Metric metric = Metric::euclidean;
+  const float* queries = nullptr;      // [rows, dims]
+  const float* query_norms = nullptr;  // [rows]: |q|^2 (euclidean) or |q| (cosine)
+  const float* train = nullptr;        // [chunk rows, dims]
+  const float* train_norms = nullptr;  // [chunk rows]
+  int dims = 0;
+};
+
+struct Lists {
+  float* distance = nullptr;      // [rows, k]
+  std::int64_t* index = nullptr;  // [rows, k]
+  int k = 0;
+};
+
+// norms[r] = sum(x^2) (euclidean) or sqrt(sum(x^2)) (cosine), summed in FP64 in band
+// order and rounded once: the CPU's row_norms bit for bit.
+cudaError_t row_norms(Metric metric, const float* rows, int count, int dims, float* norms, cudaStream_t stream);
+
+// In place on an inner-product tile: tile[r * ld + c] = q_r . t_(col0 + c) becomes the
+// ranking distance (src/knn/distance.hpp: expansion, FP64 recompute near zero, cosine
+// clamp), for r < rows, c < cols.
+cudaError_t finish_distances(const DistanceInputs& in, float* tile, int rows, int cols, int ld, int col0,
+                             cudaStream_t stream);
+
+// Every slot of `rows` lists set to (+inf, INT64_MAX).
+cudaError_t fill_empty(Lists lists, int rows, cudaStream_t stream);
+
+// Chunk-level selection on finished distances [rows, cols] (leading dimension ld): the
+// min(k, cols) closest of each row, ascending, global indices first_index + column;
+// slots beyond cols are empty. kmin: k rounds of a block-wide min reduction (GS_KNN).
+cudaError_t select_kmin(const float* distances, int rows, int cols, std::int64_t ld, std::int64_t first_index,
+                        Lists out, cudaStream_t stream);
+// bitonic: the row streams through a shared-memory buffer that is bitonic-sorted, the
+// best pow2(k) kept between refills. k up to bitonic_max_k().
+cudaError_t select_bitonic(const float* distances, int rows, int cols, std::int64_t ld, std::int64_t first_index,
+                           Lists out, cudaStream_t stream);
+int bitonic_max_k();
+
+// running[r] := the k smallest of running[r] and the first `count` pairs of
+// candidates[r] (ascending, all real). scratch: like running, overwritten.
+cudaError_t merge_lists(Lists running, Lists candidates, int count, int rows, Lists scratch, cudaStream_t stream);
+
+// fast: distances finished on the fly from an inner-product slab [rows, cols] (ld) for
+// training columns col0 .. col0 + cols - 1 of the chunk, filtered against each list's
+// current k-th pair into a shared-memory candidate buffer that is sorted and merged into
+// `running` when full. The finished distances are never written. Any k.
+cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
+                         std::int64_t first_index, Lists running, Lists scratch, cudaStream_t stream);
+// Blocks (rows) of select_fused resident at once on the current GPU: one wave.
+int fused_rows_per_wave();
+
+// Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id
+// of every training row (global index). classes <= vote_max_classes().
+struct VoteInputs {
+  const float* distance = nullptr;      // [rows, k] ranking distances
+  const std::int64_t* index = nullptr;  // [rows, k]
+  int k = 0;
+  const std::uint16_t* labels = nullptr;
+  std::int64_t label_count = 0;
+  int classes = 0;
+  Metric metric = Metric::euclidean;
+  Weights weights = Weights::uniform;
+};
+cudaError_t vote(const VoteInputs& in, int rows, std::uint16_t* label, float* confidence, cudaStream_t stream);
+int vote_max_classes();
+
+}  // namespace hb::kernels::knn

@@ -1,0 +1,357 @@
+// CudaKnnSearch: per query block, the queries and their running lists go to the GPU,
+// each selection method runs there, and the lists come back. Training chunks are
+// uploaded once and cached by first_index within a budget taken from the free device
+// memory; a chunk past the budget is streamed through one reused slot per call.
+//  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
+//    top-k per row, merged into the running lists (GS_KNN's layout).
+//  fast: SGEMM slabs of fast_rows_ x slab_cols_ (32 MiB, L2-sized; the rows are two
+//    waves of the fused kernel on this GPU) consumed by the fused
+//    finish + filter + merge kernel: the finished distances are never written.
+// The SGEMMs run on their own stream into two tiles, so that the next slab's inner
+// products overlap the selection of the current one; events order the two streams.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/knn/knn.cuh"
+#include "src/backend/cuda_device_buffers.hpp"
+#include "src/knn/cuda_search.hpp"
+#include "src/knn/cuda_support.hpp"
+
+namespace hb::knn {
+namespace {
+
+namespace kk = hb::kernels::knn;
+
+constexpr std::int64_t kSlabElements = std::int64_t{8} << 20;  // 32 MiB of inner products
+constexpr int kProbeRows = 256;
+constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
+
+struct DeviceChunk {
+  cuda::DeviceBuffer features;
+  cuda::DeviceBuffer norms;
+  std::int64_t count = 0;
+  std::int64_t dims = 0;
+  std::int64_t bytes() const { return count * dims * 4 + count * 4; }
+};
+
+class CudaKnnSearch final : public KnnSearch {
+ public:
+  CudaKnnSearch(const SearchOptions& options, int device) : options_(options), chosen_(options.select), device_(device) {}
+  ~CudaKnnSearch() override {
+    if (blas_) cublasDestroy(blas_);
+    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
+      if (*e) cudaEventDestroy(*e);
+    if (gemm_stream_) cudaStreamDestroy(gemm_stream_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  CudaKnnSearch(const CudaKnnSearch&) = delete;
+  CudaKnnSearch& operator=(const CudaKnnSearch&) = delete;
+
+  Status init() {
+    HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
+    HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
+      HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+    HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
+    HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
+    // Plain FP32: no TF32 tensor-core rounding of the inner products.
+    HB_CUBLAS_TRY(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    std::size_t free_bytes = 0, total_bytes = 0;
+    HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const auto free = static_cast<std::int64_t>(free_bytes);
+    // Fused-kernel rows: two full waves of blocks; slab columns: the rest of 32 MiB.
+    fast_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
+    slab_cols_ = static_cast<int>(std::clamp<std::int64_t>(kSlabElements / fast_rows_ / 1024 * 1024, 1024, 16384));
+    cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
+    work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
+                                                     : std::min<std::int64_t>(free * 3 / 10, std::int64_t{8} << 30);
+    return {};
+  }
+
+  std::string_view backend_name() const override { return "cuda"; }
+  SelectMethod select_method() const override { return chosen_; }
+
+  Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) override {
+    if (running.queries() < nq || running.k() < 1)
+      return Error{ErrorKind::internal, {}, "knn", "running top-k lists do not match the query block"};
+    if (nq == 0 || chunk.count == 0) return {};
+    if (chunk.count > INT_MAX || chunk.dims > INT_MAX || chunk.dims < 1)
+      return Error{ErrorKind::usage, {}, "--train-chunk-rows", "a training chunk must hold fewer than 2^31 rows"};
+    HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
+    auto device_chunk = upload_chunk(chunk);
+    if (!device_chunk) return device_chunk.error();
+    const int k = running.k();
+    if (chosen_ == SelectMethod::automatic) HB_TRY(probe(queries, nq, chunk, **device_chunk, k));
+    if (chosen_ == SelectMethod::bitonic && k > kk::bitonic_max_k())
+      return Error{ErrorKind::usage, {}, "--select",
+                   "bitonic selection on the GPU supports k up to " + std::to_string(kk::bitonic_max_k()) +
+                       "; use --select fast"};
+    const int block = block_rows(chosen_, nq, chunk.count, chunk.dims, k);
+    HB_TRY(reserve(chosen_, block, chunk.count, chunk.dims, k));
+    for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
+      const int rows = static_cast<int>(std::min<std::int64_t>(block, nq - q0));
+      HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims));
+      HB_TRY(upload_lists(running, q0, rows));
+      HB_TRY(run(chosen_, **device_chunk, chunk.first_index, rows, k));
+      HB_TRY(download_lists(running, q0, rows));
+    }
+    return {};
+  }
+
+ private:
+  kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
+    return {d.as<float>(), i.as<std::int64_t>(), k};
+  }
+
+  // Query rows per block: the lists (running, candidates, scratch), the queries and,
+  // for kmin/bitonic, a full distance row per query within the work budget.
+  int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
+    const bool full_rows = method != SelectMethod::fast;
+    const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
+    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows_} * slab_cols_ * 4;
+    const std::int64_t budget = std::max(work_budget_ - tile, per_query);
+    return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
+  }
+
+  Status reserve(SelectMethod method, int rows, std::int64_t cols, std::int64_t dims, int k) {
+    const auto list_slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
+    const bool full_rows = method != SelectMethod::fast;
+    // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
+    const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
+                                       : static_cast<std::size_t>(fast_rows_) * static_cast<std::size_t>(slab_cols_);
+    for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
+    for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
+    HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
+                "cudaMalloc (queries)");
+    HB_CUDA_TRY(query_norms_.reserve(static_cast<std::size_t>(rows) * 4), "cudaMalloc (norms)");
+    HB_CUDA_TRY(tiles_[0].reserve(tile * 4), "cudaMalloc (distance tile)");
+    if (!full_rows) HB_CUDA_TRY(tiles_[1].reserve(tile * 4), "cudaMalloc (distance tile)");
+    return {};
+  }
+
+  Result<const DeviceChunk*> upload_chunk(const TrainingChunk& chunk) {
+    auto it = cache_.find(chunk.first_index);
+    if (it != cache_.end() && it->second->count == chunk.count && it->second->dims == chunk.dims)
+      return it->second.get();
+    if (it != cache_.end()) {  // another chunk under the same first index: replace it
+      cached_bytes_ -= it->second->bytes();
+      cache_.erase(it);
+    }
+    const std::int64_t bytes = chunk.count * chunk.dims * 4 + chunk.count * 4;
+    DeviceChunk* slot = &streamed_;
+    if (cached_bytes_ + bytes <= cache_budget_) {
+      slot = cache_.emplace(chunk.first_index, std::make_unique<DeviceChunk>()).first->second.get();
+      cached_bytes_ += bytes;
+    }
+    slot->count = chunk.count;
+    slot->dims = chunk.dims;
+    HB_CUDA_TRY(slot->features.reserve(static_cast<std::size_t>(chunk.count * chunk.dims) * 4), "cudaMalloc (training)");
+    HB_CUDA_TRY(slot->norms.reserve(static_cast<std::size_t>(chunk.count) * 4), "cudaMalloc (training)");
+    HB_CUDA_TRY(cudaMemcpyAsync(slot->features.as<float>(), chunk.features,
+                                static_cast<std::size_t>(chunk.count * chunk.dims) * 4, cudaMemcpyHostToDevice, stream_),
+                "copy training rows");
+    HB_CUDA_TRY(kk::row_norms(metric(), slot->features.as<float>(), static_cast<int>(chunk.count),
+                              static_cast<int>(chunk.dims), slot->norms.as<float>(), stream_),
+                "row norms kernel");
+    HB_CUDA_TRY(cudaStreamSynchronize(stream_), "training upload");
+    return static_cast<const DeviceChunk*>(slot);
+  }
+
+  Status upload_queries(const float* queries, int rows, std::int64_t dims) {
+    dims_ = static_cast<int>(dims);
+    HB_CUDA_TRY(cudaMemcpyAsync(queries_.as<float>(), queries, static_cast<std::size_t>(rows * dims) * 4,
+                                cudaMemcpyHostToDevice, stream_),
+                "copy queries");
+    HB_CUDA_TRY(kk::row_norms(metric(), queries_.as<float>(), rows, dims_, query_norms_.as<float>(), stream_),
+                "row norms kernel");
+    return {};
+  }
+
+  // Lists that are still empty (the first chunk) are made on the device, not copied.
+  Status upload_lists(const TopK& running, std::int64_t q0, int rows) {
+    const int k = running.k();
+    bool empty = true;
+    for (std::int64_t q = q0; q < q0 + rows && empty; ++q) empty = running.indices(q)[0] == kNoIndex;
+    if (empty) {
+      HB_CUDA_TRY(kk::fill_empty(lists(run_d_, run_i_, k), rows, stream_), "fill kernel");
+      return {};
+    }
+    const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
+    HB_CUDA_TRY(cudaMemcpyAsync(run_d_.as<float>(), running.distances(q0), slots * 4, cudaMemcpyHostToDevice, stream_),
+                "copy lists");
+    HB_CUDA_TRY(cudaMemcpyAsync(run_i_.as<std::int64_t>(), running.indices(q0), slots * 8, cudaMemcpyHostToDevice,
+                                stream_),
+                "copy lists");
+    return {};
+  }
+
+  Status download_lists(TopK& running, std::int64_t q0, int rows) {
+    const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(running.k());
+    HB_CUDA_TRY(cudaMemcpyAsync(running.distances(q0), run_d_.as<float>(), slots * 4, cudaMemcpyDeviceToHost, stream_),
+                "copy lists back");
+    HB_CUDA_TRY(cudaMemcpyAsync(running.indices(q0), run_i_.as<std::int64_t>(), slots * 8, cudaMemcpyDeviceToHost,
+                                stream_),
+                "copy lists back");
+    HB_CUDA_TRY(cudaStreamSynchronize(stream_), "search");
+    return {};
+  }
+
+  // Tiles and uploads become free for the SGEMM stream as of now on the main stream.
+  Status open_tiles() {
+    for (auto* e : tile_free_) HB_CUDA_TRY(cudaEventRecord(e, stream_), "cudaEventRecord");
+    return {};
+  }
+
+  // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
+  // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
+  Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot) {
+    HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
+    const float one = 1.0f, zero = 0.0f;
+    HB_CUBLAS_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one,
+                              chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_, dims_,
+                              queries_.as<float>() + static_cast<std::int64_t>(q0) * dims_, dims_, &zero,
+                              tiles_[slot].as<float>(), ldc),
+                  "cublasSgemm");
+    HB_CUDA_TRY(cudaEventRecord(tile_ready_[slot], gemm_stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaStreamWaitEvent(stream_, tile_ready_[slot], 0), "cudaStreamWaitEvent");
+    return {};
+  }
+
+  // After the main stream's last reader of tile `slot`.
+  Status release_tile(int slot) {
+    HB_CUDA_TRY(cudaEventRecord(tile_free_[slot], stream_), "cudaEventRecord");
+    return {};
+  }
+
+  kk::DistanceInputs inputs(const DeviceChunk& chunk, int q0) const {
+    return {metric(),
+            queries_.as<float>() + static_cast<std::int64_t>(q0) * dims_, query_norms_.as<float>() + q0,
+            chunk.features.as<float>(), chunk.norms.as<float>(), dims_};
+  }
+
+  // One query block (queries and running lists already on the device) against a chunk.
+  Status run(SelectMethod method, const DeviceChunk& chunk, std::int64_t first_index, int rows, int k) {
+    const int cols = static_cast<int>(chunk.count);
+    HB_TRY(open_tiles());
+    if (method == SelectMethod::fast) {
+      int slot = 0;
+      for (int q0 = 0; q0 < rows; q0 += fast_rows_) {
+        const int sub = std::min(fast_rows_, rows - q0);
+        const auto offset = static_cast<std::int64_t>(q0) * k;
+        const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
+        const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
+        for (int c0 = 0; c0 < cols; c0 += slab_cols_) {
+          const int slab = std::min(slab_cols_, cols - c0);
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, slab_cols_, slot));
+          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, slab_cols_, c0,
+                                       first_index, running, scratch, stream_),
+                      "fused selection kernel");
+          HB_TRY(release_tile(slot));
+          slot ^= 1;
+        }
+      }
+      return {};
+    }
+    HB_TRY(inner_products(chunk, 0, rows, 0, cols, cols, 0));
+    const float* tile = tiles_[0].as<float>();
+    HB_CUDA_TRY(kk::finish_distances(inputs(chunk, 0), tiles_[0].as<float>(), rows, cols, cols, 0, stream_),
+                "distance kernel");
+    const kk::Lists candidates = lists(cand_d_, cand_i_, k);
+    if (method == SelectMethod::kmin)
+      HB_CUDA_TRY(kk::select_kmin(tile, rows, cols, cols, first_index, candidates, stream_), "kmin kernel");
+    else
+      HB_CUDA_TRY(kk::select_bitonic(tile, rows, cols, cols, first_index, candidates, stream_), "bitonic kernel");
+    HB_TRY(release_tile(0));
+    HB_CUDA_TRY(kk::merge_lists(lists(run_d_, run_i_, k), candidates, std::min(k, cols), rows,
+                                lists(scratch_d_, scratch_i_, k), stream_),
+                "merge kernel");
+    return {};
+  }
+
+  // GS_KNN's rule: time the candidate methods on the first queries, keep the fastest.
+  Status probe(const float* queries, std::int64_t nq, const TrainingChunk& chunk, const DeviceChunk& device_chunk, int k) {
+    std::vector<SelectMethod> methods;
+    if (k <= kProbeKminMaxK) methods.push_back(SelectMethod::kmin);
+    if (k <= kk::bitonic_max_k()) methods.push_back(SelectMethod::bitonic);
+    methods.push_back(SelectMethod::fast);
+    const int rows = static_cast<int>(std::min<std::int64_t>(nq, kProbeRows));
+    cudaEvent_t start = nullptr, stop = nullptr;
+    HB_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
+    HB_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
+    const auto timed = [&](SelectMethod method) -> Result<float> {
+      HB_TRY(reserve(method, rows, chunk.count, chunk.dims, k));
+      HB_TRY(upload_queries(queries, rows, chunk.dims));
+      for (int attempt = 0; attempt < 2; ++attempt) {  // the first run pays for module loading
+        HB_CUDA_TRY(kk::fill_empty(lists(run_d_, run_i_, k), rows, stream_), "fill kernel");
+        HB_CUDA_TRY(cudaEventRecord(start, stream_), "cudaEventRecord");
+        HB_TRY(run(method, device_chunk, chunk.first_index, rows, k));
+        HB_CUDA_TRY(cudaEventRecord(stop, stream_), "cudaEventRecord");
+      }
+      HB_CUDA_TRY(cudaEventSynchronize(stop), "probe");
+      float ms = 0.0f;
+      HB_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      return ms;
+    };
+    SelectMethod best = SelectMethod::fast;
+    float best_ms = 0.0f;
+    std::optional<Error> failure;
+    for (const auto method : methods) {
+      auto ms = timed(method);
+      if (!ms) {
+        failure = ms.error();
+        break;
+      }
+      log_select_probe(select_method_name(method), *ms, rows, chunk.count, k, false);
+      if (method == methods.front() || *ms < best_ms) {
+        best = method;
+        best_ms = *ms;
+      }
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (failure) return *failure;
+    chosen_ = best;
+    log_select_probe(select_method_name(best), best_ms, rows, chunk.count, k, true);
+    return {};
+  }
+
+  kk::Metric metric() const { return options_.metric == Metric::cosine ? kk::Metric::cosine : kk::Metric::euclidean; }
+
+  SearchOptions options_;
+  SelectMethod chosen_;
+  int device_;
+  cudaStream_t stream_ = nullptr;       // uploads, kernels, downloads
+  cudaStream_t gemm_stream_ = nullptr;  // the SGEMMs
+  cudaEvent_t tile_free_[2] = {nullptr, nullptr};
+  cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
+  cublasHandle_t blas_ = nullptr;
+  int fast_rows_ = 1024;
+  int slab_cols_ = 8192;
+  std::int64_t cache_budget_ = 0;
+  std::int64_t work_budget_ = 0;
+  std::int64_t cached_bytes_ = 0;
+  std::map<std::int64_t, std::unique_ptr<DeviceChunk>> cache_;
+  DeviceChunk streamed_;
+  int dims_ = 0;
+  cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
+  cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& options, int device) {
+  HB_TRY(require_cuda_device(device));
+  auto search = std::make_unique<CudaKnnSearch>(options, device);
+  HB_TRY(search->init());
+  return std::unique_ptr<KnnSearch>(std::move(search));
+}
+
+}  // namespace hb::knn

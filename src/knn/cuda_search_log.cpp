@@ -1,0 +1,17 @@
+#include <spdlog/spdlog.h>
+
+#include "src/knn/cuda_search.hpp"
+
+namespace hb::knn {
+
+void log_select_probe(std::string_view method, double milliseconds, std::int64_t rows, std::int64_t cols, int k,
+                      bool chosen) {
+  if (chosen) {
+    spdlog::info("knn: k-selection by timed probe on the GPU: {}", method);
+    return;
+  }
+  spdlog::debug("knn select probe (cuda): {} took {:.3g} ms on {} rows of {}, k = {}", method, milliseconds, rows,
+                cols, k);
+}
+
+}  // namespace hb::knn

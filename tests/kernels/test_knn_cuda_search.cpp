@@ -1,0 +1,268 @@
+// The CUDA KnnSearch against a float64 brute force and against the CPU search. Integer
+// data keep FP32 GEMM distances exact, so every comparison is bit for bit, ties
+// included: every --select method, k in {1, 7, 64, 1000, 4096}, query and training
+// counts that are no multiple of any tile (1237 queries, 5003 rows; 3001 queries over
+// 20011 rows span several fused sub-blocks and slabs, whose sizes follow the GPU's
+// occupancy), training sets cut into chunks, lists carried over from the CPU, tiny
+// device budgets that force streamed chunks and many query blocks. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "tests/kernels/knn_cuda_test_support.hpp"
+#include "tests/src/knn_search_scenarios.hpp"
+#include "tests/src/knn_test_support.hpp"
+
+namespace hb::knn {
+namespace {
+
+using test::count_differences;
+using test::gpu_search;
+using test::search_chunks;
+
+constexpr std::int64_t kQueries = 1237;
+constexpr std::int64_t kTrain = 5003;
+constexpr std::int64_t kDims = 37;
+constexpr int kMaxK = 4096;
+
+// The data and, per query, its kMaxK smallest (float64 distance, index) pairs as a TopK.
+struct Exact {
+  std::vector<float> queries = test::random_integers(kQueries, kDims, 7, 41);
+  std::vector<float> train = test::random_integers(kTrain, kDims, 7, 42);
+  TopK reference{kQueries, kMaxK};
+
+  Exact() {
+    std::vector<std::pair<double, std::int64_t>> all(static_cast<std::size_t>(kTrain));
+    for (std::int64_t q = 0; q < kQueries; ++q) {
+      for (std::int64_t t = 0; t < kTrain; ++t)
+        all[static_cast<std::size_t>(t)] = {
+            test::squared_distance64(queries.data() + q * kDims, train.data() + t * kDims, kDims), t};
+      std::partial_sort(all.begin(), all.begin() + kMaxK, all.end());
+      for (int j = 0; j < kMaxK; ++j) {
+        reference.distances(q)[j] = static_cast<float>(all[static_cast<std::size_t>(j)].first);  // exact integers
+        reference.indices(q)[j] = all[static_cast<std::size_t>(j)].second;
+      }
+    }
+  }
+
+  // The first k columns of the reference.
+  TopK reference_for(int k) const {
+    TopK out(kQueries, k);
+    for (std::int64_t q = 0; q < kQueries; ++q) {
+      std::copy_n(reference.distances(q), k, out.distances(q));
+      std::copy_n(reference.indices(q), k, out.indices(q));
+    }
+    return out;
+  }
+};
+
+const Exact& exact() {
+  static const Exact data;
+  return data;
+}
+
+class CudaExactSearch : public ::testing::TestWithParam<std::tuple<int, SelectMethod, std::int64_t>> {};
+
+TEST_P(CudaExactSearch, EqualsFloat64BruteForceBitForBit) {
+  HB_REQUIRE_GPU();
+  const auto [k, method, chunk_rows] = GetParam();
+  const auto& data = exact();
+  auto search = gpu_search(method);
+  ASSERT_TRUE(search);
+  TopK got(kQueries, k);
+  search_chunks(*search, data.queries, kQueries, data.train, kDims, chunk_rows, got);
+  EXPECT_EQ(count_differences(got, data.reference_for(k), kQueries, "gpu vs float64"), 0);
+  EXPECT_NE(search->select_method(), SelectMethod::automatic);
+  if (method != SelectMethod::automatic) {
+    EXPECT_EQ(search->select_method(), method);
+  }
+}
+
+std::string exact_name(const ::testing::TestParamInfo<CudaExactSearch::ParamType>& info) {
+  return "k" + std::to_string(std::get<0>(info.param)) + "_" +
+         std::string(select_method_name(std::get<1>(info.param))) + "_chunk" + std::to_string(std::get<2>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, CudaExactSearch,
+                         ::testing::Combine(::testing::Values(1, 7, 64, 1000, 4096),
+                                            ::testing::Values(SelectMethod::kmin, SelectMethod::bitonic,
+                                                              SelectMethod::fast, SelectMethod::automatic),
+                                            ::testing::Values(std::int64_t{8192}, std::int64_t{777})),
+                         exact_name);
+
+// A small device budget: chunks are streamed (not cached) and queries go in many blocks.
+TEST(CudaKnnSearch, SmallDeviceBudgetStreamsChunksAndQueryBlocks) {
+  HB_REQUIRE_GPU();
+  const auto& data = exact();
+  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
+    for (const int k : {7, 300}) {
+      auto search = gpu_search(method, Metric::euclidean, std::int64_t{256} << 10);
+      ASSERT_TRUE(search);
+      TopK got(kQueries, k);
+      search_chunks(*search, data.queries, kQueries, data.train, kDims, 2000, got, true);
+      EXPECT_EQ(count_differences(got, data.reference_for(k), kQueries, select_method_name(method).data()), 0)
+          << "k " << k;
+    }
+}
+
+// Lists started on the CPU and finished on the GPU (and the other way round): the
+// uploaded running lists are merged like the device's own.
+TEST(CudaKnnSearch, ContinuesListsStartedOnTheCpu) {
+  HB_REQUIRE_GPU();
+  const auto& data = exact();
+  const int k = 64;
+  const std::int64_t split = 2500;
+  const std::vector<float> low(data.train.begin(), data.train.begin() + split * kDims);
+  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{1} << 20});
+    auto gpu = gpu_search(method);
+    ASSERT_TRUE(gpu);
+    TopK got(kQueries, k);
+    ASSERT_TRUE(cpu->search(data.queries.data(), kQueries, {data.train.data() + split * kDims, kTrain - split, kDims, split}, got).ok());
+    search_chunks(*gpu, data.queries, kQueries, low, kDims, 999, got);
+    EXPECT_EQ(count_differences(got, data.reference_for(k), kQueries, select_method_name(method).data()), 0);
+  }
+}
+
+// Chunks larger than one fused slab (8192 columns), and k beyond 4096 and beyond what
+// the bitonic buffer holds: every method equals the CPU search bit for bit.
+TEST(CudaKnnSearch, LargeChunksAndLargeKEqualTheCpu) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kBigTrain = 20011, kBigDims = 16, kBigQueries = 300;
+  const auto queries = test::random_integers(kBigQueries, kBigDims, 9, 51);
+  const auto train = test::random_integers(kBigTrain, kBigDims, 9, 52);
+  for (const int k : {1, 100, 2500, 10000}) {
+    const std::int64_t nq = k > 4096 ? 40 : kBigQueries;
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{8} << 20});
+    TopK want(nq, k);
+    ASSERT_TRUE(cpu->search(queries.data(), nq, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
+    for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
+      for (const std::int64_t chunk_rows : {kBigTrain, std::int64_t{9000}}) {
+        auto search = gpu_search(method);
+        ASSERT_TRUE(search);
+        TopK got(nq, k);
+        if (method == SelectMethod::bitonic && k > 8192) {  // beyond the shared-memory buffer: a clear refusal
+          const Status status = search->search(queries.data(), nq, {train.data(), kBigTrain, kBigDims, 0}, got);
+          ASSERT_FALSE(status.ok());
+          EXPECT_EQ(status.error().kind, ErrorKind::usage);
+          continue;
+        }
+        search_chunks(*search, queries, nq, train, kBigDims, chunk_rows, got);
+        const std::string what = std::string(select_method_name(method)) + " k " + std::to_string(k) + " chunk " +
+                                 std::to_string(chunk_rows);
+        EXPECT_EQ(count_differences(got, want, nq, what.c_str()), 0);
+      }
+  }
+}
+
+// Many queries over many training rows: the fast path's query sub-blocks (two waves of
+// the fused kernel) and slabs both repeat, with ragged last ones.
+TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
+  const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
+  const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
+  for (const int k : {1, 100}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+    TopK want(kManyQueries, k);
+    ASSERT_TRUE(cpu->search(queries.data(), kManyQueries, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
+    auto search = gpu_search(SelectMethod::fast);
+    ASSERT_TRUE(search);
+    TopK got(kManyQueries, k);
+    search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
+    EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k;
+  }
+}
+
+// The scenarios every backend passes (tests/src/knn_search_scenarios.hpp).
+test::SearchFactory gpu_factory() {
+  return [](SelectMethod method) { return gpu_search(method); };
+}
+
+TEST(CudaKnnSearch, TiesGoToTheLowerTrainingIndex) {
+  HB_REQUIRE_GPU();
+  test::expect_ties_go_to_the_lower_index(gpu_factory(), kDims);
+}
+
+TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
+  HB_REQUIRE_GPU();
+  test::expect_duplicates_at_exactly_zero(gpu_factory(), kDims);
+}
+
+// cuBLAS and OpenBLAS round differently: within rounding of float64, not bitwise.
+TEST(CudaKnnSearch, CentredRadiancesMatchFloat64WithinRounding) {
+  HB_REQUIRE_GPU();
+  for (const auto method : {SelectMethod::bitonic, SelectMethod::fast})
+    test::expect_centred_radiances_within_rounding(gpu_factory(), method, kTrain, kDims);
+}
+
+// Cosine on integer data: inner products and norms are exact and the division is IEEE
+// on both sides, so GPU and CPU agree bit for bit; zero vectors sit at distance 1.
+TEST(CudaKnnSearch, CosineEqualsTheCpuAndTreatsZeroVectorsAsDistanceOne) {
+  HB_REQUIRE_GPU();
+  auto queries = test::random_integers(211, kDims, 7, 61);
+  auto train = test::random_integers(3001, kDims, 7, 62);
+  std::fill_n(train.begin() + 5 * kDims, kDims, 0.0f);
+  std::fill_n(queries.begin(), kDims, 0.0f);
+  for (const int k : {7, 500}) {
+    auto cpu = make_cpu_knn_search({Metric::cosine, SelectMethod::fast, std::int64_t{1} << 20});
+    TopK want(211, k);
+    search_chunks(*cpu, queries, 211, train, kDims, 1000, want);
+    for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
+      auto search = gpu_search(method, Metric::cosine);
+      ASSERT_TRUE(search);
+      TopK got(211, k);
+      search_chunks(*search, queries, 211, train, kDims, 1000, got);
+      EXPECT_EQ(count_differences(got, want, 211, select_method_name(method).data()), 0) << "k " << k;
+      for (int j = 0; j < k; ++j) {
+        ASSERT_EQ(got.distances(0)[j], 1.0f);
+        ASSERT_EQ(got.indices(0)[j], j);
+      }
+      for (std::int64_t q = 1; q < 211; ++q) {
+        const auto ref = test::brute_force(queries.data() + q * kDims, train, kDims, 1, test::cosine_distance64);
+        ASSERT_NEAR(got.distances(q)[0], ref.distance[0], 1e-6);
+      }
+    }
+  }
+}
+
+TEST(CudaKnnSearch, AutomaticSelectionReportsItsChoice) {
+  HB_REQUIRE_GPU();
+  const auto& data = exact();
+  for (const int k : {1, 64, 4096}) {
+    auto search = gpu_search(SelectMethod::automatic);
+    ASSERT_TRUE(search);
+    EXPECT_EQ(search->select_method(), SelectMethod::automatic);
+    TopK running(300, k);
+    ASSERT_TRUE(search->search(data.queries.data(), 300, {data.train.data(), kTrain, kDims, 0}, running).ok());
+    EXPECT_NE(search->select_method(), SelectMethod::automatic);
+    EXPECT_EQ(search->backend_name(), "cuda");
+  }
+}
+
+// Fewer training rows than k: unfilled slots stay empty, on every method.
+TEST(CudaKnnSearch, UnfilledSlotsStayEmpty) {
+  HB_REQUIRE_GPU();
+  const auto& data = exact();
+  for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
+    auto search = gpu_search(method);
+    ASSERT_TRUE(search);
+    TopK got(50, 40);
+    std::vector<float> small(data.train.begin(), data.train.begin() + 30 * kDims);
+    search_chunks(*search, data.queries, 50, small, kDims, 13, got);
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{1} << 20});
+    TopK want(50, 40);
+    search_chunks(*cpu, data.queries, 50, small, kDims, 13, want);
+    EXPECT_EQ(count_differences(got, want, 50, select_method_name(method).data()), 0);
+    for (std::int64_t q = 0; q < 50; ++q)
+      for (int j = 30; j < 40; ++j) {
+        ASSERT_EQ(got.indices(q)[j], kNoIndex);
+        ASSERT_EQ(got.distances(q)[j], kNoDistance);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace hb::knn

@@ -1,0 +1,136 @@
+// Search scenarios that every KnnSearch backend must pass, shared by the CPU test
+// (tests/src/test_knn_search.cpp) and the GPU test (tests/kernels/test_knn_cuda_search.cpp):
+// a backend is given as a factory from select method to search.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "src/knn/search.hpp"
+#include "src/knn/training.hpp"
+#include "tests/src/knn_test_support.hpp"
+
+namespace hb::knn::test {
+
+using SearchFactory = std::function<std::unique_ptr<KnnSearch>(SelectMethod)>;
+
+inline const std::vector<SelectMethod>& explicit_methods() {
+  static const std::vector<SelectMethod> methods{SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast};
+  return methods;
+}
+
+// Folds every chunk of `train` ([n, dims]) into `running` (optionally last chunk first).
+inline void search_chunks(KnnSearch& search, const std::vector<float>& queries, std::int64_t nq,
+                          const std::vector<float>& train, std::int64_t dims, std::int64_t chunk_rows, TopK& running,
+                          bool reverse = false) {
+  const std::int64_t n = static_cast<std::int64_t>(train.size()) / dims;
+  std::vector<std::int64_t> firsts;
+  for (std::int64_t first = 0; first < n; first += chunk_rows) firsts.push_back(first);
+  if (reverse) std::reverse(firsts.begin(), firsts.end());
+  for (const auto first : firsts) {
+    const TrainingChunk chunk{train.data() + first * dims, std::min(chunk_rows, n - first), dims, first};
+    const Status status = search.search(queries.data(), nq, chunk, running);
+    ASSERT_TRUE(status.ok()) << status.error().line();
+  }
+}
+
+// Duplicate training rows at equal distance: the lower index wins, whatever the method,
+// even when the duplicates sit in different chunks visited out of order.
+inline void expect_ties_go_to_the_lower_index(const SearchFactory& make, std::int64_t dims) {
+  auto train = random_integers(60, dims, 7, 5);
+  for (const std::int64_t t : {3, 10, 42, 57}) std::copy_n(train.begin() + 20 * dims, dims, train.begin() + t * dims);
+  const std::vector<float> query(train.begin() + 20 * dims, train.begin() + 21 * dims);
+  const std::vector<std::int64_t> want{3, 10, 20, 42, 57};
+  for (const auto method : explicit_methods())
+    for (const std::int64_t chunk : {60, 7, 11})
+      for (const bool reverse : {false, true}) {
+        auto search = make(method);
+        ASSERT_TRUE(search);
+        TopK got(1, 5);
+        search_chunks(*search, query, 1, train, dims, chunk, got, reverse);
+        for (int j = 0; j < 5; ++j) {
+          EXPECT_EQ(got.indices(0)[j], want[static_cast<std::size_t>(j)])
+              << select_method_name(method) << " chunk " << chunk << " reverse " << reverse;
+          EXPECT_EQ(got.distances(0)[j], 0.0f);
+        }
+      }
+}
+
+// Real-valued duplicates: the GEMM expansion alone leaves rounding noise where the
+// distance is zero; it must come out exactly 0 so that ties and zero-distance votes work.
+inline void expect_duplicates_at_exactly_zero(const SearchFactory& make, std::int64_t dims) {
+  constexpr std::int64_t kGroups = 16;
+  auto train = random_radiances(300, dims, 8);
+  for (std::size_t i = 0; i < train.size(); ++i)
+    train[i] += 1500.0f * static_cast<float>(i / static_cast<std::size_t>(dims) % 4);  // far clusters
+  for (std::int64_t g = 0; g < kGroups; ++g)  // rows 20+g, 100+g and 200+g are equal
+    for (const std::int64_t copy : {100 + g, 200 + g})
+      std::copy_n(train.begin() + (20 + g) * dims, dims, train.begin() + copy * dims);
+  auto source = memory_training_source(train, dims, "dups");
+  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
+  ASSERT_TRUE(prepared.ok());
+  std::vector<float> queries(train.begin() + 20 * dims, train.begin() + (20 + kGroups) * dims);
+  prepared->prepare_queries(queries.data(), kGroups);
+  for (const auto method : explicit_methods()) {
+    auto search = make(method);
+    ASSERT_TRUE(search);
+    TopK running(kGroups, 4);
+    for (std::int64_t c = prepared->chunk_count(); c-- > 0;)
+      ASSERT_TRUE(search->search(queries.data(), kGroups, *prepared->chunk(c), running).ok());
+    for (std::int64_t g = 0; g < kGroups; ++g) {
+      const std::vector<std::int64_t> want{20 + g, 100 + g, 200 + g};
+      for (int j = 0; j < 3; ++j) {
+        EXPECT_EQ(running.indices(g)[j], want[static_cast<std::size_t>(j)]) << select_method_name(method) << " group " << g;
+        EXPECT_EQ(running.distances(g)[j], 0.0f) << select_method_name(method) << " group " << g;
+      }
+      EXPECT_GT(running.distances(g)[3], 0.0f);
+    }
+  }
+}
+
+// Radiance-like data centred on the training mean (PreparedTraining, streamed chunks):
+// distances within FP32 rounding of float64, each returned neighbour truly at its
+// rank's distance, and at most 1% of ranks swapped between near-ties.
+inline void expect_centred_radiances_within_rounding(const SearchFactory& make, SelectMethod method,
+                                                     std::int64_t train_rows, std::int64_t dims) {
+  constexpr std::int64_t kQueries = 301;
+  constexpr int k = 1000;
+  auto queries = random_radiances(kQueries, dims, 21);
+  const auto train_raw = random_radiances(train_rows, dims, 22);
+  auto source = memory_training_source(train_raw, dims, "radiances");
+  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1024, 0);
+  ASSERT_TRUE(prepared.ok());
+  ASSERT_FALSE(prepared->cached());
+  auto centred = queries;
+  prepared->prepare_queries(centred.data(), kQueries);
+  auto search = make(method);
+  ASSERT_TRUE(search);
+  TopK running(kQueries, k);
+  for (std::int64_t c = 0; c < prepared->chunk_count(); ++c) {
+    auto chunk = prepared->chunk(c);
+    ASSERT_TRUE(chunk.ok());
+    ASSERT_TRUE(search->search(centred.data(), kQueries, *chunk, running).ok());
+  }
+  std::int64_t exact_rank_matches = 0;
+  for (std::int64_t q = 0; q < kQueries; ++q) {
+    const auto ref = brute_force(queries.data() + q * dims, train_raw, dims, k, squared_distance64);
+    for (int j = 0; j < k; ++j) {
+      const double want = ref.distance[static_cast<std::size_t>(j)];
+      const double tolerance = 2e-6 * want + 1e-3;
+      const auto idx = running.indices(q)[j];
+      ASSERT_GE(idx, 0);
+      ASSERT_LT(idx, train_rows);
+      const double truth = squared_distance64(queries.data() + q * dims, train_raw.data() + idx * dims, dims);
+      ASSERT_NEAR(truth, want, tolerance) << select_method_name(method) << " query " << q << " rank " << j;
+      ASSERT_NEAR(running.distances(q)[j], want, tolerance);
+      exact_rank_matches += idx == ref.index[static_cast<std::size_t>(j)];
+    }
+  }
+  EXPECT_GT(exact_rank_matches, kQueries * k * 99 / 100);  // only near-ties may swap places
+}
+
+}  // namespace hb::knn::test
