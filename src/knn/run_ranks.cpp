@@ -203,7 +203,9 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     return {};
   };
   const auto training_bytes = rows_total * selection.dims() * static_cast<std::int64_t>(sizeof(float));
-  const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size);
+  const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size, job.train_cache_bytes);
+  spdlog::info("knn across {} ranks: {} training rows ({} MB) {}", size, rows_total, training_bytes / 1000000,
+               mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
                              query_block(shape, tile_rows, valid, comm)};
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
