@@ -54,7 +54,6 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
 // Rows `core` of `tile` with up to `halo` rows each side, as a tile of their own.
 io::Tile sub_tile(const io::Tile& tile, io::RowRange core, std::int64_t halo) {
   const io::RowRange held{std::max(tile.held().begin, core.begin - halo), std::min(tile.held().end, core.end + halo)};
-  if (held == tile.held() && core == tile.core()) return tile;
   io::Tile part(tile.type(), tile.samples(), tile.bands(), held, core);
   const auto row_bytes = tile.bytes().size() / static_cast<std::size_t>(tile.held().rows());
   const auto from = static_cast<std::size_t>(held.begin - tile.held().begin) * row_bytes;
@@ -79,17 +78,26 @@ struct StatsSink {
   // Moments of each granule of the tile's core rows, pushed in order.
   Status add(const io::Tile& tile) {
     for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
-      const io::Tile part = sub_tile(tile, {r, std::min(tile.core().end, r + granule_rows)}, halo);
-      Moments m = Moments::zero(shift);
-      HB_TRY(backend.accumulate_moments(part, rules, m));
-      granule_valid.emplace_back(r, m.count);
-      HB_TRY(data.push(r / granule_rows, std::move(m)));
-      if (!with_noise) continue;
-      Moments n = Moments::zero(zero_noise);
-      HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
-      HB_TRY(noise.push(r / granule_rows, std::move(n)));
+      const io::RowRange core{r, std::min(tile.core().end, r + granule_rows)};
+      // A granule that is the whole tile is used in place (pinned memory, no copy).
+      if (core == tile.core()) {
+        HB_TRY(add_granule(tile, r));
+        continue;
+      }
+      HB_TRY(add_granule(sub_tile(tile, core, halo), r));
     }
     return {};
+  }
+
+  Status add_granule(const io::Tile& part, std::int64_t first_row) {
+    Moments m = Moments::zero(shift);
+    HB_TRY(backend.accumulate_moments(part, rules, m));
+    granule_valid.emplace_back(first_row, m.count);
+    HB_TRY(data.push(first_row / granule_rows, std::move(m)));
+    if (!with_noise) return {};
+    Moments n = Moments::zero(zero_noise);
+    HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
+    return noise.push(first_row / granule_rows, std::move(n));
   }
 };
 
@@ -102,7 +110,9 @@ std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
 
 }  // namespace
 
-std::int64_t granule_rows(const Backend& backend) { return backend.kind() == BackendKind::cuda ? 64 : 1; }
+std::int64_t granule_rows(const Backend& backend, std::int64_t tile_rows) {
+  return backend.kind() == BackendKind::cuda ? tile_rows : 1;
+}
 
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel) {
   if (options.tile_rows > 0) return std::min(options.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
@@ -123,8 +133,8 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   stats.pixels = info.shape.pixels();
   if (stats.rules.bands.empty()) return bad_input(cube.path(), "bbl", "every band is marked bad");
 
-  const std::int64_t granule = granule_rows(backend);
-  const std::int64_t rows = (tile_rows_for(info, options, 0) + granule - 1) / granule * granule;
+  const std::int64_t rows = tile_rows_for(info, options, 0);
+  const std::int64_t granule = granule_rows(backend, rows);
   const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
   auto shift = provisional_mean(cube, backend, stats.rules);
   if (!shift) return shift.error();
@@ -136,9 +146,10 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
   const auto zero_noise = std::vector<double>(stats.rules.bands.size(), 0.0);
 
-  // Granule moments summed over a tree fixed by scene rows: the same bits for any
-  // tile size and rank count (TreeSum). One row per granule on the CPU; GPU granules
-  // are longer so that each backend call has work enough, and tiles are whole granules.
+  // Granule moments summed over a tree fixed by scene rows (TreeSum): the same bits for
+  // any rank count, and on the CPU (one row per granule) for any tile size too. On a GPU
+  // a granule is the whole tile, used in place: per-row calls would cost a host copy
+  // and a launch per row, so GPU statistics are bitwise only for one tile size.
   TreeSum data_sum(*shift), noise_sum(zero_noise);
   std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
   StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),

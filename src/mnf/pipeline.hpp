@@ -26,9 +26,9 @@ struct PipelineOptions {
 // Rows per tile so that a tile's buffers (raw, widened, outputs) fit the budget.
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel);
 
-// Scene rows per unit of the statistics reduction (see TreeSum): 1 on the CPU, 64 on
-// a GPU. Statistics tiles are whole granules.
-std::int64_t granule_rows(const Backend& backend);
+// Scene rows per unit of the statistics reduction (see TreeSum): 1 on the CPU, the
+// statistics tile on a GPU (each backend call then has a whole tile of work).
+std::int64_t granule_rows(const Backend& backend, std::int64_t tile_rows);
 
 struct SceneStatistics {
   PixelRules rules;
