@@ -65,6 +65,23 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
                          comm);
 }
 
+// Selects the components and completes the record; returns how many are kept.
+Result<std::int64_t> select_into_record(Prepared& p, const Backend& backend, const Selection& selection) {
+  p.record.backend = std::string(backend.name());
+  auto m = select_components(p.basis, selection);
+  if (!m) return m.error();
+  p.record.eigenvalues = p.basis.eigenvalues;
+  p.record.transform = linalg::first_columns(p.basis.forward, *m);
+  return m;
+}
+
+// Rank 0 writes the statistics file; every rank learns whether it worked.
+Status write_stats_on_root(const std::string& path, const StatsRecord& record, const mpi::Comm& comm) {
+  Status written;
+  if (comm.is_root()) written = write_stats_file(path, record);
+  return mpi::agree(written, comm);
+}
+
 // --stats-only over several scenes: one basis for the collection (run_campaign.hpp).
 Status run_campaign(const RunOptions& o, const mpi::Comm& comm) {
   if (!o.stats_only)
@@ -80,14 +97,9 @@ Status run_campaign(const RunOptions& o, const mpi::Comm& comm) {
   auto prepared = from_statistics(campaign_statistics(scenes, **backend, o.pipeline, comm), sources,
                                   (*first)->info().shape.bands, o, comm);
   if (!prepared) return prepared.error();
-  prepared->record.backend = std::string((*backend)->name());
-  auto m = select_components(prepared->basis, o.selection);
+  auto m = select_into_record(*prepared, **backend, o.selection);
   if (!m) return m.error();
-  prepared->record.eigenvalues = prepared->basis.eigenvalues;
-  prepared->record.transform = linalg::first_columns(prepared->basis.forward, *m);
-  Status written;
-  if (comm.is_root()) written = write_stats_file(o.output, prepared->record);
-  HB_TRY(mpi::agree(written, comm));
+  HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
   spdlog::info("wrote statistics of {} scenes {} ({} components selected)", scenes.size(), o.output, *m);
   return {};
 }
@@ -184,15 +196,10 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
                (*backend)->device_description());
   auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o, comm);
   if (!prepared) return prepared.error();
-  prepared->record.backend = std::string((*backend)->name());
-  auto m = select_components(prepared->basis, o.selection);
+  auto m = select_into_record(*prepared, **backend, o.selection);
   if (!m) return m.error();
-  prepared->record.eigenvalues = prepared->basis.eigenvalues;
-  prepared->record.transform = linalg::first_columns(prepared->basis.forward, *m);
   if (o.stats_only) {
-    Status written;
-    if (comm.is_root()) written = write_stats_file(o.output, prepared->record);
-    HB_TRY(mpi::agree(written, comm));
+    HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
     spdlog::info("wrote statistics {} ({} of {} components selected)", o.output, *m, prepared->basis.components());
     return {};
   }
