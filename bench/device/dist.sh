@@ -13,7 +13,7 @@ mpi="mpirun --oversubscribe --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_
 ensure_flightline; half=$scene  # the shared 5 GB flightline (16384 lines) for weak scaling
 big=$work/dist10.hdr
 t0=$(now)
-"$bin/hyperbatch" -q synth -o "$big" --lines 32768 --samples 677 --bands 224 --classes 8 --seed 5 --fill-border 0.1 > /dev/null
+"$bin/hyperbatch" -q synth -o "$big" --lines 33000 --samples 677 --bands 224 --classes 8 --seed 5 --fill-border 0.1 > /dev/null
 log "dist: synth 10 GB scene: $(since $t0) s ($gpus GPUs)"
 
 # run NAME RANKS ARGS...: one timed distributed run, its -v log kept, per-rank split grepped.
