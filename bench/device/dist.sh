@@ -10,6 +10,11 @@ if ! command -v mpirun > /dev/null; then
 else
 gpus=$(nvidia-smi -L | wc -l)
 mpi="mpirun --oversubscribe --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+# The MPI gtests under 2 ranks (run_device.sh runs them as one process): NCCL on two GPUs.
+for t in test_device_comm test_decomposition test_hdf5_parallel; do
+  timeout 120 $mpi -np 2 "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
+  log "dist: mpirun -np 2 $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
+done
 ensure_flightline; half=$scene  # the shared 5 GB flightline (16384 lines) for weak scaling
 big=$work/dist10.hdr
 t0=$(now)
