@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <exception>
+#include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,7 +47,19 @@ int main(int argc, char** argv) {
 
   for (auto& command : commands) {
     if (!command.app->parsed()) continue;
-    const hb::Status status = command.action();
+    hb::Status status;
+    try {
+      status = command.action();
+    } catch (const std::exception& e) {
+      // An exception on one rank would leave the others waiting in a collective:
+      // with several ranks, print the cause and abort the whole job.
+      const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      const std::string cause = memory ? "out of memory" : std::string("internal error: ") + e.what();
+      const int code = memory ? static_cast<int>(hb::ErrorKind::resource) : static_cast<int>(hb::ErrorKind::internal);
+      if (world.is_parallel()) hb::mpi::abort_job(world, cause, code);
+      fmt::print(stderr, "hyperbatch: error: {}\n", cause);
+      return code;
+    }
     if (status.ok()) return hb::cli::kExitSuccess;
     if (world.is_parallel())
       fmt::print(stderr, "hyperbatch: error on rank {} ({}): {}\n", world.rank(), hb::mpi::host_name(),

@@ -14,6 +14,7 @@ struct ReduceOptions {
   std::string noise = "diff";
   std::string subset;
   std::string backend = "auto";
+  std::vector<std::string> scenes;
   std::int64_t components = 0;
   double snr = 0.0;
   double variance = 0.0;
@@ -26,6 +27,8 @@ struct ReduceOptions {
 bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
 
 Status execute(ReduceOptions& o) {
+  o.run.scene = o.scenes.front();
+  o.run.more_scenes.assign(o.scenes.begin() + 1, o.scenes.end());
   o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
   o.run.backend = *backend_kind_from_name(o.backend);
   if (!o.subset.empty()) {
@@ -47,7 +50,9 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
       is_mnf ? "mnf" : "pca",
       is_mnf ? "Minimum noise fraction: components ordered by signal-to-noise ratio"
              : "Principal components: components ordered by variance");
-  app->add_option("scene", o->run.scene, "ENVI header/data file or HDF5 cube")->required();
+  app->add_option("scene", o->scenes,
+                  "ENVI header/data file or HDF5 cube; with --stats-only, several scenes give one basis for all")
+      ->required();
   app->add_option("-o,--output", o->run.output,
                   "Components: NAME.h5 (statistics in the same file) or NAME.hdr (statistics in NAME.stats.h5)")
       ->required();

@@ -92,10 +92,11 @@ struct RankTimes {
 
 }  // namespace
 
-ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, int ranks) {
+ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, int ranks,
+                            std::int64_t allgather_max_bytes) {
   if (requested != ShardMode::automatic) return requested;
   if (ranks == 1) return ShardMode::allgather;
-  return training_bytes <= kAllgatherMaxBytes ? ShardMode::allgather : ShardMode::ring;
+  return training_bytes <= allgather_max_bytes ? ShardMode::allgather : ShardMode::ring;
 }
 
 Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,

@@ -60,6 +60,27 @@ Result<Drawn> draw_from_truth(const KnnJob& job, SceneContext& s, const std::vec
 
 }  // namespace
 
+std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims) {
+  if (job.classify.tile_rows > 0) return job.classify.tile_rows;
+  return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.memory_bytes);
+}
+
+RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
+                     std::int64_t training_rows) {
+  RunReport report;
+  report.scene = job.scene;
+  report.truth = job.truth;
+  report.training = job.train_file.empty() ? "truth raster" : job.train_file;
+  report.features = feature_spec_name(job.features);
+  report.options = job.classify;
+  report.split = job.split;
+  report.split_from_truth = job.train_file.empty();
+  report.training_rows = training_rows;
+  report.classes = complete_class_table(training.classes, std::max(training.class_count(),
+                                                                   static_cast<int>(truth_meta.class_names.size())));
+  return report;
+}
+
 Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape) {
   const auto& info = truth.info();
   if (info.shape.bands != 1) return bad_input(truth.path(), "bands", "a class raster has exactly one band");
@@ -101,9 +122,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   auto converter = make_backend(BackendKind::cpu);
   if (!converter) return converter.error();
   s.converter = std::move(*converter);
-  s.tile_rows = job.classify.tile_rows > 0 ? job.classify.tile_rows
-                                           : tile_rows_for_budget(s.cube->info(), s.selection.dims(), job.classify.k,
-                                                                  job.classify.neighbors, job.classify.memory_bytes);
+  s.tile_rows = job_tile_rows(job, s.cube->info(), s.selection.dims());
 
   // Truth, validity, split (or the training file).
   std::vector<std::uint16_t> truth;
@@ -146,16 +165,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
 
   KnnJobResult result;
   RunReport& report = result.report;
-  report.scene = job.scene;
-  report.truth = job.truth;
-  report.training = job.train_file.empty() ? "truth raster" : job.train_file;
-  report.features = feature_spec_name(job.features);
-  report.options = job.classify;
-  report.split = job.split;
-  report.split_from_truth = job.train_file.empty();
-  report.training_rows = training.count();
-  report.classes = complete_class_table(training.classes, std::max(training.class_count(),
-                                                                   static_cast<int>(truth_meta.class_names.size())));
+  report = job_report(job, training, truth_meta, training.count());
 
   OutputRequest request{job.output, &s.cube->info(), job.scene, report.classes, job.classify.k, job.classify.neighbors,
                         fmt::format("hyperbatch knn of {} (k = {}, {}, {} weights)", job.scene, job.classify.k,

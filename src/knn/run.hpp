@@ -49,6 +49,13 @@ using ProgressFn = std::function<void(std::int64_t, std::int64_t)>;
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress = {});
 Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm);
 
+// Scene rows per tile: --tile-rows, or from the memory budget.
+std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims);
+
+// The report's description of the job (outputs, statistics and matrix filled later).
+RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
+                     std::int64_t training_rows);
+
 // The truth raster as class ids, checked against the scene's shape.
 Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape);
 

@@ -105,10 +105,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
   auto converter = make_backend(BackendKind::cpu);
   if (!converter) return converter.error();
-  const std::int64_t tile_rows = job.classify.tile_rows > 0
-                                     ? job.classify.tile_rows
-                                     : tile_rows_for_budget(info, selection.dims(), job.classify.k,
-                                                            job.classify.neighbors, job.classify.memory_bytes);
+  const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
@@ -173,16 +170,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
 
   KnnJobResult result;
   RunReport& report = result.report;
-  report.scene = job.scene;
-  report.truth = job.truth;
-  report.training = job.train_file.empty() ? "truth raster" : job.train_file;
-  report.features = feature_spec_name(job.features);
-  report.options = job.classify;
-  report.split = job.split;
-  report.split_from_truth = job.train_file.empty();
-  report.training_rows = rows_total;
-  report.classes = complete_class_table(training.classes, std::max(training.class_count(),
-                                                                   static_cast<int>(truth_meta.class_names.size())));
+  report = job_report(job, training, truth_meta, rows_total);
   OutputRequest request{job.output, &info, job.scene, report.classes, job.classify.k, job.classify.neighbors,
                         fmt::format("hyperbatch knn of {} (k = {}, {}, {} weights)", job.scene, job.classify.k,
                                     metric_name(job.classify.metric), weights_name(job.classify.weights)),
@@ -203,7 +191,9 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     return {};
   };
   const auto training_bytes = rows_total * selection.dims() * static_cast<std::int64_t>(sizeof(float));
-  const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size);
+  const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size, job.train_cache_bytes);
+  spdlog::info("knn across {} ranks: {} training rows ({} MB) {}", size, rows_total, training_bytes / 1000000,
+               mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
                              query_block(shape, tile_rows, valid, comm)};
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);

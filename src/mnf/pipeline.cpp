@@ -56,7 +56,6 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
 // Rows `core` of `tile` with up to `halo` rows each side, as a tile of their own.
 io::Tile sub_tile(const io::Tile& tile, io::RowRange core, std::int64_t halo) {
   const io::RowRange held{std::max(tile.held().begin, core.begin - halo), std::min(tile.held().end, core.end + halo)};
-  if (held == tile.held() && core == tile.core()) return tile;
   io::Tile part(tile.type(), tile.samples(), tile.bands(), held, core);
   const auto row_bytes = tile.bytes().size() / static_cast<std::size_t>(tile.held().rows());
   const auto from = static_cast<std::size_t>(held.begin - tile.held().begin) * row_bytes;
@@ -78,25 +77,35 @@ struct StatsSink {
   const std::vector<double>& zero_noise;
   std::vector<std::pair<std::int64_t, std::int64_t>>& granule_valid;  // (first row, valid pixels)
 
-  // Moments of each granule of the tile's core rows, pushed in order. The GPU keeps
-  // the whole tile on the device and takes each granule as a narrower core of it (the
-  // same pixels and neighbours as a copy, so the same bits); the CPU, whose granules
-  // are single rows, gets small copies so that no call walks the whole tile.
+  // Moments of each granule of the tile's core rows, pushed in order. A granule that
+  // is the whole tile is used in place; on the GPU, which holds the whole tile on the
+  // device, a granule is a narrower core of it (the same pixels and neighbours as a
+  // copy, so the same bits, with no host copy); the CPU's one-row granules are copied
+  // so that no call walks the whole tile.
   Status add(const io::Tile& tile) {
     const bool views = backend.kind() == BackendKind::cuda;
     for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
       const io::RowRange core{r, std::min(tile.core().end, r + granule_rows)};
-      const io::Tile part = views ? tile.with_core(core) : sub_tile(tile, core, halo);
-      Moments m = Moments::zero(shift);
-      Moments n = Moments::zero(zero_noise);
-      HB_TRY(backend.accumulate_moments(part, rules, m));
-      if (with_noise) HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
-      HB_TRY(backend.finish_moments());
-      granule_valid.emplace_back(r, m.count);
-      HB_TRY(data.push(r / granule_rows, std::move(m)));
-      if (with_noise) HB_TRY(noise.push(r / granule_rows, std::move(n)));
+      if (core == tile.core() || views) {
+        HB_TRY(add_granule(tile.with_core(core), r));
+        continue;
+      }
+      HB_TRY(add_granule(sub_tile(tile, core, halo), r));
     }
     return {};
+  }
+
+  // The backend may accumulate asynchronously: its moments are read after finish_moments.
+  Status add_granule(const io::Tile& part, std::int64_t first_row) {
+    Moments m = Moments::zero(shift);
+    Moments n = Moments::zero(zero_noise);
+    HB_TRY(backend.accumulate_moments(part, rules, m));
+    if (with_noise) HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
+    HB_TRY(backend.finish_moments());
+    granule_valid.emplace_back(first_row, m.count);
+    HB_TRY(data.push(first_row / granule_rows, std::move(m)));
+    if (!with_noise) return {};
+    return noise.push(first_row / granule_rows, std::move(n));
   }
 };
 
@@ -109,7 +118,11 @@ std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
 
 }  // namespace
 
-std::int64_t granule_rows(const Backend& backend) { return backend.kind() == BackendKind::cuda ? 64 : 1; }
+std::int64_t granule_rows(const Backend& backend) {
+  // 64 rows (~43 k pixels of a 677-sample line) keep each GPU call busy. Granules never
+  // span tiles: statistics tiles are rounded up to whole granules.
+  return backend.kind() == BackendKind::cuda ? 64 : 1;
+}
 
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel) {
   if (options.tile_rows > 0) return std::min(options.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
@@ -135,8 +148,9 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   stats.pixels = info.shape.pixels();
   if (stats.rules.bands.empty()) return bad_input(cube.path(), "bbl", "every band is marked bad");
 
+  const std::int64_t wanted = tile_rows_for(info, options, 0);
   const std::int64_t granule = granule_rows(backend);
-  const std::int64_t rows = (tile_rows_for(info, options, 0) + granule - 1) / granule * granule;
+  const std::int64_t rows = (wanted + granule - 1) / granule * granule;
   const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
   auto shift = provisional_mean(cube, backend, stats.rules);
   if (!shift) return shift.error();
@@ -148,9 +162,8 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
   const auto zero_noise = std::vector<double>(stats.rules.bands.size(), 0.0);
 
-  // Granule moments summed over a tree fixed by scene rows: the same bits for any
-  // tile size and rank count (TreeSum). One row per granule on the CPU; GPU granules
-  // are longer so that each backend call has work enough, and tiles are whole granules.
+  // Granule moments summed over a tree fixed by scene rows (TreeSum): the same bits for
+  // any rank count and tile size (one row per granule on the CPU, 64 on the GPU).
   TreeSum data_sum(*shift), noise_sum(zero_noise);
   std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
   StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),

@@ -8,6 +8,7 @@
 #include "io/cube.hpp"
 #include "mpi/agree.hpp"
 #include "src/backend/rank_backend.hpp"
+#include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
 
 namespace hb::mnf {
@@ -33,20 +34,22 @@ Status check_options(const RunOptions& o) {
   return {};
 }
 
-Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
-  auto stats = gather_statistics(cube, backend, comm, with_device_budget(o.pipeline, backend));
+// The basis and record of gathered statistics (one scene's, or a campaign's).
+Result<Prepared> from_statistics(Result<SceneStatistics> stats, const std::string& source, std::int64_t scene_bands,
+                                 Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
   if (!stats) return stats.error();
   auto cov = covariances(*stats, o.pipeline.method);
-  if (!cov) return Error{cov.error().kind, cube.path(), cov.error().field, cov.error().message};
-  BasisOptions basis_options = o.basis;
+  HB_TRY(mpi::agree(cov ? Status{} : Status{Error{cov.error().kind, source, cov.error().field, cov.error().message}},
+                    comm));
+  BasisOptions basis_options = o.basis;  // cuSOLVER on the CUDA backend, LAPACK on the CPU
   basis_options.eigen = [&backend](const linalg::Matrix& a) { return backend.symmetric_eigen(a); };
   auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options, comm);
-  if (!basis) return Error{basis.error().kind, cube.path(), basis.error().field, basis.error().message};
+  if (!basis) return Error{basis.error().kind, source, basis.error().field, basis.error().message};
   Prepared p{stats->rules, std::move(*basis), {}, stats->blocks};
   auto& r = p.record;
   r.method = o.pipeline.method;
   r.estimator = stats->estimator;
-  r.scene_bands = cube.info().shape.bands;
+  r.scene_bands = scene_bands;
   r.bands = stats->rules.bands;
   r.excluded_bands = stats->excluded_bands;
   r.mean = cov->data.mean;
@@ -55,8 +58,52 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
   r.data_pixels = stats->data.count;
   r.noise_pixels = stats->noise.count;
   r.excluded_pixels = stats->excluded_pixels();
-  r.source_file = cube.path();
+  r.source_file = source;
   return p;
+}
+
+Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
+  return from_statistics(gather_statistics(cube, backend, comm, with_device_budget(o.pipeline, backend)), cube.path(),
+                         cube.info().shape.bands, backend, o, comm);
+}
+
+// Selects the components and completes the record; returns how many are kept.
+Result<std::int64_t> select_into_record(Prepared& p, const Backend& backend, const Selection& selection) {
+  p.record.backend = std::string(backend.name());
+  auto m = select_components(p.basis, selection);
+  if (!m) return m.error();
+  p.record.eigenvalues = p.basis.eigenvalues;
+  p.record.transform = linalg::first_columns(p.basis.forward, *m);
+  return m;
+}
+
+// Rank 0 writes the statistics file; every rank learns whether it worked.
+Status write_stats_on_root(const std::string& path, const StatsRecord& record, const mpi::Comm& comm) {
+  Status written;
+  if (comm.is_root()) written = write_stats_file(path, record);
+  return mpi::agree(written, comm);
+}
+
+// --stats-only over several scenes: one basis for the collection (run_campaign.hpp).
+Status run_campaign(const RunOptions& o, const mpi::Comm& comm) {
+  if (!o.stats_only)
+    return Error{ErrorKind::usage, {}, "scene", "several scenes need --stats-only (one basis for the collection)"};
+  std::vector<std::string> scenes{o.scene};
+  scenes.insert(scenes.end(), o.more_scenes.begin(), o.more_scenes.end());
+  auto backend = make_rank_backend(o.backend, comm);
+  if (!backend) return backend.error();
+  auto first = io::open_cube(o.scene);  // the band count the record names
+  HB_TRY(mpi::agree(first ? Status{} : Status{first.error()}, comm));
+  std::string sources = o.scene;
+  for (const auto& s : o.more_scenes) sources += ";" + s;
+  auto prepared = from_statistics(campaign_statistics(scenes, **backend, with_device_budget(o.pipeline, **backend), comm),
+                                  sources, (*first)->info().shape.bands, **backend, o, comm);
+  if (!prepared) return prepared.error();
+  auto m = select_into_record(*prepared, **backend, o.selection);
+  if (!m) return m.error();
+  HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
+  spdlog::info("wrote statistics of {} scenes {} ({} components selected)", scenes.size(), o.output, *m);
+  return {};
 }
 
 Result<Prepared> from_stats_file(const io::Cube& cube, const RunOptions& o, const mpi::Comm& comm) {
@@ -142,6 +189,7 @@ std::string sidecar_stats_path(const std::string& output) {
 
 Status run(const RunOptions& o, const mpi::Comm& comm) {
   HB_TRY(check_options(o));
+  if (!o.more_scenes.empty()) return run_campaign(o, comm);
   auto cube = io::open_cube(o.scene, &comm);
   if (!cube) return cube.error();
   auto backend = make_rank_backend(o.backend, comm);
@@ -150,15 +198,10 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
                (*backend)->device_description());
   auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o, comm);
   if (!prepared) return prepared.error();
-  prepared->record.backend = std::string((*backend)->name());
-  auto m = select_components(prepared->basis, o.selection);
+  auto m = select_into_record(*prepared, **backend, o.selection);
   if (!m) return m.error();
-  prepared->record.eigenvalues = prepared->basis.eigenvalues;
-  prepared->record.transform = linalg::first_columns(prepared->basis.forward, *m);
   if (o.stats_only) {
-    Status written;
-    if (comm.is_root()) written = write_stats_file(o.output, prepared->record);
-    HB_TRY(mpi::agree(written, comm));
+    HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
     spdlog::info("wrote statistics {} ({} of {} components selected)", o.output, *m, prepared->basis.components());
     return {};
   }

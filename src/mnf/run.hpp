@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
@@ -13,6 +14,7 @@ namespace hb::mnf {
 
 struct RunOptions {
   std::string scene;
+  std::vector<std::string> more_scenes;  // campaign mode (--stats-only): one basis for all scenes
   std::string output;          // components cube (.h5 or ENVI .hdr), or the stats file with stats_only
   std::string denoise_output;  // MNF only; empty = none
   std::string apply_stats;     // statistics file to apply instead of gathering

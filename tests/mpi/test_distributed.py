@@ -107,7 +107,35 @@ def part_mnf(run, d):
     run.mpi(3, "mnf", f"{d}/s.hdr", "-o", f"{d}/e3.hdr", "--tile-rows", 7, "--denoise", f"{d}/dn3.hdr")
     for a, b in (("e1.img", "e3.img"), ("dn1.img", "dn3.img")):
         assert open(f"{d}/{a}", "rb").read() == open(f"{d}/{b}", "rb").read(), f"{b} differs from {a}"
-    return checks + 2
+    return checks + 2 + part_campaign(run, d)
+
+
+def part_campaign(run, d):
+    """--stats-only over three scenes: the same bits for 1-3 ranks, and the pooled mean
+    and covariance of numpy over every valid pixel of the three scenes."""
+    run.serial("synth", "-o", f"{d}/t.hdr", "--lines", 50, "--samples", 24, "--bands", 20, "--classes", 3, "--seed", 9)
+    scenes = [f"{d}/s.hdr", f"{d}/t.hdr", f"{d}/f.hdr"]
+    reference = None
+    for ranks in (1, 2, 3):
+        out = f"{d}/campaign_{ranks}.h5"
+        run.mpi(ranks, "mnf", "--stats-only", *scenes, "-o", out)
+        with h5py.File(out) as f:
+            got = {k: f["mnf/" + k][()] for k in ("eigenvalues", "mean", "data_covariance", "noise_covariance")}
+        if reference is None:
+            reference = got
+            continue
+        for key, value in got.items():
+            assert same_bits(value, reference[key]), f"campaign, {ranks} ranks: {key} differs from 1 rank"
+    pixels = []
+    for name, lines in (("s", 96), ("t", 50), ("f", 96)):
+        x = np.fromfile(f"{d}/{name}.img", dtype="<i2").reshape(lines * 24, 20).astype(float)
+        pixels.append(x[(x != -9999).all(axis=1)])
+    x = np.vstack(pixels)
+    mean_err = np.max(np.abs(x.mean(axis=0) - reference["mean"]) / np.abs(x.mean(axis=0)))
+    cov = np.cov(x.T)
+    cov_err = np.max(np.abs(cov - reference["data_covariance"])) / np.max(np.abs(cov))
+    assert mean_err < 1e-12 and cov_err < 1e-10, f"campaign statistics: mean {mean_err:g}, covariance {cov_err:g}"
+    return 3
 
 
 def part_knn(run, d):
@@ -150,7 +178,14 @@ def part_failure(run, d):
         leftovers = [n for n in os.listdir(d) if n.startswith("bad")]
         assert not leftovers, f"output left behind: {leftovers}"
         checks += 1
-    return checks
+    # A corrupt scene seen by one rank only: campaign scene 2 goes to rank 2 of 3.
+    run.serial("synth", "-o", f"{d}/ok.hdr", "--lines", 20, "--samples", 24, "--bands", 20, "--seed", 3)
+    proc = run.mpi(3, "mnf", "--stats-only", f"{d}/ok.hdr", f"{d}/ok.hdr", f"{d}/s.hdr", "-o", f"{d}/bad_campaign.h5",
+                   expect=1)
+    assert re.search(r"error on rank 2 \(\S+\): .*s\.img.*shorter", proc.stderr), proc.stderr[-2000:]
+    assert re.search(r"error on rank 0 \(\S+\): rank 2 \(\S+\) failed", proc.stderr), proc.stderr[-2000:]
+    assert not [n for n in os.listdir(d) if n.startswith("bad")], "output left behind"
+    return checks + 1
 
 
 def main():

@@ -1,0 +1,129 @@
+#include "src/mnf/run_campaign.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <fmt/core.h>
+
+#include "mpi/agree.hpp"
+
+namespace hb::mnf {
+namespace {
+
+constexpr int kCampaignTag = 7301;
+
+// `m` re-centred on `shift`: Σ(x-t) = Σ(x-s) + n d and Σ(x-t)(x-t)ᵀ = Σ(x-s)(x-s)ᵀ +
+// d Σ(x-s)ᵀ + Σ(x-s) dᵀ + n d dᵀ with d = s - t (upper triangle, as accumulated).
+Moments recentred(const Moments& m, const std::vector<double>& shift) {
+  Moments out = Moments::zero(shift);
+  const auto n = static_cast<std::size_t>(m.bands());
+  const auto count = static_cast<double>(m.count);
+  std::vector<double> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = m.shift[i] - shift[i];
+  out.count = m.count;
+  for (std::size_t i = 0; i < n; ++i) out.sum[i] = m.sum[i] + count * d[i];
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i; j < n; ++j)
+      out.cross[i * n + j] = m.cross[i * n + j] + d[i] * m.sum[j] + m.sum[i] * d[j] + count * d[i] * d[j];
+  return out;
+}
+
+std::vector<double> packed(const SceneStatistics& s) {
+  std::vector<double> v{static_cast<double>(s.pixels), static_cast<double>(s.data.count),
+                        static_cast<double>(s.noise.count)};
+  for (const auto* part : {&s.data.shift, &s.data.sum, &s.data.cross, &s.noise.sum, &s.noise.cross})
+    v.insert(v.end(), part->begin(), part->end());
+  return v;
+}
+
+void unpacked(std::span<const double> v, SceneStatistics& s, std::size_t bands, bool with_noise) {
+  s.pixels = static_cast<std::int64_t>(v[0]);
+  s.data = Moments::zero(std::vector<double>(bands));
+  s.noise = Moments::zero(std::vector<double>(with_noise ? bands : 0));
+  s.data.count = static_cast<std::int64_t>(v[1]);
+  s.noise.count = static_cast<std::int64_t>(v[2]);
+  std::size_t at = 3;
+  for (auto* part : {&s.data.shift, &s.data.sum, &s.data.cross, &s.noise.sum, &s.noise.cross}) {
+    std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), part->size(), part->begin());
+    at += part->size();
+  }
+}
+
+std::size_t packed_size(std::size_t n, bool with_noise) { return 3 + 2 * n + n * n + (with_noise ? n + n * n : 0); }
+
+Result<SceneStatistics> scene_statistics(const std::string& path, Backend& backend, const PipelineOptions& options) {
+  auto cube = io::open_cube(path);
+  if (!cube) return cube.error();
+  auto stats = gather_statistics(**cube, backend, mpi::Comm::self(), options);
+  if (!stats) return Error{stats.error().kind, stats.error().file.empty() ? path : stats.error().file,
+                           stats.error().field, stats.error().message};
+  return stats;
+}
+
+}  // namespace
+
+Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, Backend& backend,
+                                            const PipelineOptions& options, const mpi::Comm& comm) {
+  const int ranks = comm.size();
+  std::vector<SceneStatistics> mine;
+  Status local;
+  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < scenes.size() && local.ok();
+       i += static_cast<std::size_t>(ranks)) {
+    auto stats = scene_statistics(scenes[i], backend, options);
+    if (stats) mine.push_back(std::move(*stats));
+    else local = stats.error();
+    if (local.ok() && !mine.empty() && mine.back().rules.bands != mine.front().rules.bands)
+      local = bad_input(scenes[i], "bbl", "uses other bands than " + scenes[static_cast<std::size_t>(comm.rank())]);
+  }
+  HB_TRY(mpi::agree(local, comm));
+  // Scene 0 (rank 0's first) fixes the bands and the common shift.
+  SceneStatistics total = comm.is_root() ? mine.front() : SceneStatistics{};
+  std::vector<std::int64_t> bands = total.rules.bands;
+  std::int64_t count[1] = {static_cast<std::int64_t>(bands.size())};
+  comm.broadcast(count);
+  bands.resize(static_cast<std::size_t>(count[0]));
+  comm.broadcast(bands);
+  const bool with_noise = options.method == Method::mnf;
+  const auto n = bands.size();
+  Status merged;
+  for (std::size_t i = 0; i < scenes.size(); ++i) {
+    const int owner = static_cast<int>(i % static_cast<std::size_t>(ranks));
+    const std::size_t slot = i / static_cast<std::size_t>(ranks);
+    SceneStatistics part;
+    if (comm.rank() == owner) part = mine[slot];
+    if (owner != 0) {
+      std::vector<double> v = comm.rank() == owner ? packed(part) : std::vector<double>();
+      if (comm.rank() == owner) {
+        std::vector<double> length{static_cast<double>(v.size())};
+        comm.send(length, 0, kCampaignTag);
+        comm.send(v, 0, kCampaignTag);
+      } else if (comm.is_root()) {
+        std::vector<double> length(1);
+        comm.recv(length, owner, kCampaignTag);
+        v.resize(static_cast<std::size_t>(length[0]));
+        comm.recv(v, owner, kCampaignTag);
+        if (v.size() != packed_size(n, with_noise)) {
+          if (merged.ok()) merged = bad_input(scenes[i], "bbl", "uses other bands than " + scenes[0]);
+          continue;
+        }
+        unpacked(v, part, n, with_noise);
+      }
+    }
+    if (!comm.is_root() || i == 0 || !merged.ok()) continue;
+    total.pixels += part.pixels;
+    merged = merge(total.data, recentred(part.data, total.data.shift));
+    if (merged.ok() && with_noise) merged = merge(total.noise, part.noise);
+  }
+  HB_TRY(mpi::agree(merged, comm));
+  // Every rank takes part in the basis (computed on rank 0, broadcast): all get the sums.
+  std::vector<double> v = comm.is_root() ? packed(total) : std::vector<double>(packed_size(n, with_noise));
+  comm.broadcast(v);
+  if (!comm.is_root()) {
+    total.rules.bands = bands;
+    total.estimator = options.estimator;
+    unpacked(v, total, n, with_noise);
+  }
+  spdlog::info("campaign statistics: {} scenes over {} ranks, {} valid pixels", scenes.size(), ranks, total.data.count);
+  return total;
+}
+
+}  // namespace hb::mnf

@@ -1,0 +1,23 @@
+// Campaign mode: `hyperbatch mnf --stats-only SCENE1 SCENE2 ... -o STATS.h5` gives one
+// basis for a whole collection. Scenes are dealt to ranks (scene i to rank i mod P);
+// each rank gathers the statistics of its scenes alone (one scene per process: no
+// collective I/O), then rank 0 receives every scene's moments and sums them in scene
+// order, re-centred on scene 0's provisional mean: the same bits for any rank count.
+// `--apply STATS.h5` then uses the basis per scene.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mpi/comm.hpp"
+#include "src/backend/backend.hpp"
+#include "src/mnf/pipeline.hpp"
+
+namespace hb::mnf {
+
+// The statistics of all `scenes` together, on every rank (rules and bands of scene 0;
+// every scene must have the same bands and bad-band list).
+Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, Backend& backend,
+                                            const PipelineOptions& options, const mpi::Comm& comm);
+
+}  // namespace hb::mnf
