@@ -115,7 +115,8 @@ Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& 
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(journal_dir(job.output), ec)) {
     const bool ours = f.path().filename().string().rfind(o.run_id, 0) == 0;
-    if ((f.path().extension() == ".progress" && ours) || (f.path().extension() == ".jsonl" && !o.sharded))
+    const bool run_file = f.path().extension() == ".progress" || f.path().extension() == ".jsonl";
+    if (run_file && (ours ? f.path().extension() == ".progress" || !o.sharded : !o.sharded))
       fs::remove(f.path(), ec);
   }
   int failed = 0;

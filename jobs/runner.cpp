@@ -97,6 +97,20 @@ void drop_file_log() {
   if (sinks.size() > 1) sinks.pop_back();
 }
 
+// Temporaries (.NAME.tmp.PID, io/atomic_file) left by a killed run: the step that
+// made them is redone, so they are only clutter. `scene` limits the clean-up to one
+// scene's files in a folder that several ranks share.
+void remove_temporaries(const fs::path& dir, const std::string& scene = {}) {
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    const std::string name = f.path().filename().string();
+    // In a scene's own folder every hidden file is a step's scratch (.knn-report too).
+    const bool temporary = name.size() > 1 && name[0] == '.' && (scene.empty() || name.find(".tmp.") != std::string::npos);
+    const bool ours = scene.empty() || name.rfind("." + scene + ".", 0) == 0 || name.rfind("." + scene + "_", 0) == 0;
+    if (temporary && ours) fs::remove(f.path(), ec);
+  }
+}
+
 // One rank's walk through its scenes.
 class RankRun {
  public:
@@ -110,6 +124,8 @@ class RankRun {
     c.progress = [&](double) { progress_.tick(); };
     std::error_code ec;
     fs::create_directories(c.scene_dir, ec);
+    remove_temporaries(c.scene_dir);
+    if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
     const auto& steps = scene_steps();
     for (std::size_t i = first; i < last; ++i) {
       const Step& step = steps[i];

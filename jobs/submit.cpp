@@ -43,7 +43,7 @@ Result<Script> render_sbatch(const SubmitOptions& o, const JobSpec& job) {
       {{"@JOB_NAME@", job_name},
        {"@NODES@", std::to_string(o.nodes)},
        {"@TASKS_PER_NODE@", std::to_string(tasks)},
-       {"@GPU_LINES@", gpus ? fmt::format("#SBATCH --gpus-per-task=1\n#SBATCH --gpus-per-node={}\n", o.gpus_per_node) : ""},
+       {"@GPU_LINES@", gpus ? std::string("#SBATCH --gpus-per-task=1\n") : std::string()},
        {"@SRUN_GPU@", gpus ? "--gpu-bind=single:1 " : ""},
        {"@TIME_LINE@", o.time.empty() ? "" : "#SBATCH --time=" + o.time + "\n"},
        {"@PARTITION_LINE@", o.partition.empty() ? "" : "#SBATCH --partition=" + o.partition + "\n"},

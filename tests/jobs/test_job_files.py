@@ -1,0 +1,95 @@
+"""Job files: validation errors name the key and its line (exit 3); a corrupt scene is
+recorded as failed in the manifest and the report while the others complete (exit 6);
+a rerun skips what is done and redoes only what a changed parameter touches."""
+import os
+import subprocess
+
+from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_size, run_job, workdir, write
+
+SCENE = """
+[[generate]]
+name = "{name}"
+lines = 48
+samples = 40
+bands = 32
+classes = 3
+seed = {seed}
+"""
+
+
+def check_validation(cli, tmp, checks):
+    cases = {  # job text -> (key, line) the message must name
+        '[job]\nname = "x"\noutput = "o"\n[mnf]\ncomponents = "ten"\n': ("mnf.components", 5),
+        '[job]\nname = "x"\noutput = "o"\n\n[mnf]\ncomponets = 3\n': ("mnf.componets", 6),
+        '[job]\nname = "x"\noutput = "o"\n[knn]\nk = 5\n': ("knn.k", 5),
+        '[job]\nname = "x"\noutput = "o"\n[mnf]\nbasis = "global"\n': ("mnf.basis", 5),
+        '[job]\nname = "x"\n\n\noutput = 7\n': ("job.output", 5),
+        '[job]\nname = "x"\noutput = "o"\n[knn\n': ("toml", 4),
+        '[job]\nname = "x"\noutput = "o"\n[mystery]\na = 1\n': ("mystery", 4),
+        '[job]\nname = "x"\noutput = "o"\n[[generate]]\nname = "g"\nlines = -3\n': ("generate.lines", 6),
+    }
+    for i, (text, (key, line)) in enumerate(cases.items()):
+        job = write(os.path.join(tmp, f"bad{i}.toml"), text)
+        proc = subprocess.run([cli, "run", job], capture_output=True, text=True)
+        checks.equal(proc.returncode, 3, f"exit code for {key}")
+        checks.true(f"field '{key}'" in proc.stderr and f"line {line}:" in proc.stderr,
+                    f"message names '{key}' and line {line}: {proc.stderr!r}")
+        checks.true(job in proc.stderr, f"message names the job file: {proc.stderr!r}")
+
+
+def check_corrupt_scene(cli, tmp, checks):
+    # A header promising far more data than its file holds.
+    write(os.path.join(tmp, "corrupt.hdr"), "ENVI\nsamples = 40\nlines = 48\nbands = 32\nheader offset = 0\n"
+          "file type = ENVI Standard\ndata type = 2\ninterleave = bip\nbyte order = 0\n")
+    with open(os.path.join(tmp, "corrupt.img"), "wb") as f:
+        f.write(b"\0" * 1000)
+    job = write(os.path.join(tmp, "corrupt.toml"), '[job]\nname = "c"\noutput = "out-c"\n'
+                '[collection]\nscenes = ["corrupt.hdr"]\n' + SCENE.format(name="good", seed=2) +
+                '[mnf]\ncomponents = 3\n[knn]\nk = 3\ntrain_fraction = 0.1\nfeatures = "mnf"\n[quicklooks]\n[report]\n')
+    proc = run_job(cli, job, expect=EXIT_SCENES_FAILED)
+    out = os.path.join(tmp, "out-c")
+    m = manifest(out)
+    checks.equal(m[("corrupt", "mnf")]["status"], "failed", "corrupt scene's mnf entry")
+    checks.true("corrupt.img" in m[("corrupt", "mnf")]["error"], "the error names the data file")
+    for step in ("generate", "mnf", "knn", "quicklooks"):
+        checks.equal(m[("good", step)]["status"], "done", f"good scene's {step}")
+    checks.equal(png_size(os.path.join(out, "scenes/good/mnf_rgb.png")), (40, 48), "MNF quicklook size")
+    report = open(os.path.join(out, "report.md")).read()
+    checks.true("| corrupt | failed (mnf) |" in report and "## Failed scenes" in report, "report lists the failure")
+    checks.true("1 of 2 scenes failed" in proc.stderr, f"stderr says how many failed: {proc.stderr[-300:]}")
+
+
+def check_skip_and_redo(cli, tmp, checks):
+    text = ('[job]\nname = "r"\noutput = "out-r"\n' + SCENE.format(name="s1", seed=3) + SCENE.format(name="s2", seed=4) +
+            '[ingest]\n[mnf]\ncomponents = 3\n[knn]\nk = {k}\ntrain_fraction = 0.1\nfeatures = "mnf"\n[quicklooks]\n[report]\n')
+    job = write(os.path.join(tmp, "r.toml"), text.format(k=3))
+    out = os.path.join(tmp, "out-r")
+    run_job(cli, job)
+    first = manifest(out)
+    run_job(cli, job)
+    second = manifest(out)
+    checks.equal({k: e["finished_ns"] for k, e in second.items()}, {k: e["finished_ns"] for k, e in first.items()},
+                 "a rerun of a finished job redoes nothing")
+    write(job, text.format(k=5))
+    run_job(cli, job)
+    third = manifest(out)
+    for scene in ("s1", "s2"):
+        for step in ("generate", "ingest", "mnf"):
+            checks.equal(third[(scene, step)]["finished_ns"], first[(scene, step)]["finished_ns"], f"{scene} {step} kept")
+        for step in ("knn", "quicklooks"):
+            checks.true(third[(scene, step)]["finished_ns"] > first[(scene, step)]["finished_ns"], f"{scene} {step} redone")
+        checks.equal(third[(scene, "knn")]["summary"]["k"], 5, "knn redone with the new k")
+
+
+def main():
+    args = parse_args()
+    checks = Checks()
+    with workdir() as tmp:
+        check_validation(args.cli, tmp, checks)
+        check_corrupt_scene(args.cli, tmp, checks)
+        check_skip_and_redo(args.cli, tmp, checks)
+    checks.done("job files")
+
+
+if __name__ == "__main__":
+    main()
