@@ -1,0 +1,145 @@
+"""Under a real Slurm: the test starts munged, slurmctld and slurmd on localhost
+(slurm/local-cluster), submits a 2-task job with `hyperbatch submit` over the real
+Jasper Ridge scene (as ENVI and as an HDF5 cube ingested here) and a synthetic scene,
+waits for it, checks outputs, manifest, metrics, quicklooks and report, and stops the
+daemons it started. Skips with a message when Slurm or the real data are absent."""
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from jobtest import SKIP, Checks, manifest, metrics, png_size, skip, write
+
+JOB = """
+[job]
+name = "slurm-test"
+output = "out"
+
+[[collection.scene]]
+path = "{jasper}"
+truth = "{truth}"
+
+[[collection.scene]]
+path = "{jasper_h5}"
+name = "jasper_ridge_h5"
+truth = "{truth}"
+
+[[generate]]
+name = "synthetic"
+lines = 96
+samples = 120
+bands = 198
+classes = 4
+seed = 5
+
+[mnf]
+components = 6
+
+[knn]
+k = 5
+train_per_class = 50
+seed = 4
+features = "mnf"
+
+[quicklooks]
+[report]
+"""
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cli", required=True)
+    p.add_argument("--shared-data", required=True)
+    p.add_argument("--local-cluster", required=True)
+    return p.parse_args()
+
+
+def wait_for(job_id, env, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        out = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True, env=env).stdout
+        state = next((w.split("=", 1)[1] for w in out.split() if w.startswith("JobState=")), "UNKNOWN")
+        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
+            return state
+        time.sleep(0.5)
+    return "WAITED_TOO_LONG"
+
+
+def check_run(cli, shared, tmp, env, checks):
+    jasper = os.path.join(shared, "jasper_ridge", "jasper_ridge.hdr")
+    truth = os.path.join(shared, "jasper_ridge", "jasper_ridge_labels_gt.hdr")
+    jasper_h5 = os.path.join(tmp, "jasper_ridge.h5")
+    subprocess.run([cli, "-q", "ingest", jasper, "-o", jasper_h5], check=True)
+    job = write(os.path.join(tmp, "job.toml"), JOB.format(jasper=jasper, truth=truth, jasper_h5=jasper_h5))
+    sub = subprocess.run([cli, "submit", job, "--nodes", "1", "--gpus-per-node", "0", "--tasks-per-node", "2",
+                          "--time", "00:05:00"], capture_output=True, text=True, env=env)
+    checks.equal(sub.returncode, 0, f"hyperbatch submit: {sub.stderr}")
+    job_id = sub.stdout.strip()
+    checks.true(job_id.isdigit(), f"submit prints the job id: {sub.stdout!r}")
+    out = os.path.join(tmp, "out")
+    script = open(os.path.join(out, "hyperbatch.sbatch")).read()
+    checks.true("srun --mpi=pmix" in script and "--ntasks-per-node=2" in script, "the script written next to the outputs")
+    state = wait_for(job_id, env, 240)
+    log = os.path.join(out, "logs", f"slurm-{job_id}.out")
+    log_text = open(log).read() if os.path.exists(log) else "(no log)"
+    checks.equal(state, "COMPLETED", f"Slurm job state; log tail:\n{log_text[-3000:]}")
+
+    m = manifest(out)
+    scenes = ("jasper_ridge", "jasper_ridge_h5", "synthetic")
+    for scene in scenes:
+        for step in ("mnf", "knn", "quicklooks"):
+            checks.equal(m[(scene, step)]["status"], "done", f"{scene} {step}")
+        checks.equal(png_size(os.path.join(out, "scenes", scene, "mnf_rgb.png")),
+                     (120, 96) if scene == "synthetic" else (100, 100), f"{scene} MNF quicklook size")
+        w, h = png_size(os.path.join(out, "scenes", scene, "classes.png"))
+        legend = m[(scene, "quicklooks")]["summary"]["legend_width"]
+        checks.equal(w, (120 if scene == "synthetic" else 100) + legend, f"{scene} class map + legend width")
+        checks.true(h >= (96 if scene == "synthetic" else 100), f"{scene} class map height")
+    # The real scene as ENVI and as HDF5 is one scene: the same classes, pixel for pixel.
+    same = [open(os.path.join(out, "scenes", s, "classes.img"), "rb").read() for s in scenes[:2]]
+    checks.true(same[0] == same[1], "ENVI and HDF5 copies of Jasper Ridge give identical class maps")
+    accuracy = m[("jasper_ridge", "knn")]["summary"]["accuracy"]["overall_accuracy"]
+    checks.true(0.7 < accuracy <= 1.0, f"Jasper Ridge accuracy {accuracy} is plausible")
+
+    mx = metrics(out)
+    checks.equal(mx["ranks"], 2, "metrics: ranks")
+    checks.equal(sorted(r["rank"] for r in mx["per_rank"]), [0, 1], "metrics: one entry per rank")
+    checks.true(all(r["stages"]["mnf"]["done"] >= 1 for r in mx["per_rank"]), "both ranks processed scenes")
+    checks.equal(sum(r["stages"]["mnf"]["done"] for r in mx["per_rank"]), 3, "three scenes in all")
+    checks.true(all(mx["stages"][s]["pixels"] > 0 and mx["stages"][s]["seconds"] > 0 for s in ("mnf", "knn")),
+                "stage totals have pixels and seconds")
+    checks.true(mx["versions"]["hyperbatch"] and mx["hosts"], "versions and hosts recorded")
+    report = open(os.path.join(out, "report.md")).read()
+    for scene in scenes:
+        checks.true(f"![MNF components 1-3](scenes/{scene}/mnf_rgb.png)" in report, f"report links {scene}'s quicklook")
+    checks.true("| id | class | truth pixels |" in report and "3 complete, 0 failed" in report, "report tables")
+
+
+def main():
+    args = parse_args()
+    if not os.path.isdir(args.shared_data):
+        skip(f"real data folder {args.shared_data} is absent")
+    missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "scontrol") if shutil.which(t) is None]
+    if missing:
+        skip(f"Slurm is not installed ({', '.join(missing)} missing): HB_WITH_SLURM=1 scripts/install-deps")
+    if os.geteuid() != 0:
+        skip("starting slurmd needs root")
+    checks = Checks()
+    tmp = tempfile.mkdtemp(prefix="hbslurm-")
+    cluster = os.path.join(tmp, "cluster")
+    env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "slurm.conf"))
+    try:
+        started = subprocess.run([args.local_cluster, "start", cluster], capture_output=True, text=True)
+        if started.returncode != 0:
+            raise AssertionError(f"local Slurm did not start: {started.stdout}{started.stderr}")
+        check_run(args.cli, args.shared_data, tmp, env, checks)
+    finally:
+        subprocess.run([args.local_cluster, "stop", cluster])
+        shutil.rmtree(tmp, ignore_errors=True)
+    checks.done("jobs under Slurm")
+
+
+if __name__ == "__main__":
+    main()
