@@ -2,6 +2,7 @@
 recorded as failed in the manifest and the report while the others complete (exit 6);
 a rerun skips what is done and redoes only what a changed parameter touches."""
 import os
+import shutil
 import subprocess
 
 from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_size, run_job, workdir, write
@@ -112,6 +113,40 @@ def check_campaign_basis(cli, shared, tmp, checks):
         checks.true("one campaign-wide basis" in f.read(), "the report names the campaign basis")
 
 
+def check_campaign_moments(cli, tmp, checks, ranks=1):
+    """Campaign statistics over two different scenes equal numpy's over the pooled pixels:
+    data covariance of all pixels, noise covariance of the diff residuals of each scene
+    (SPy's noise_from_diffs: covariance of x(r,c) - x(r+1,c+1), halved)."""
+    import h5py
+    import numpy as np
+    job = write(os.path.join(tmp, f"moments{ranks}.toml"), f'[job]\nname = "m"\noutput = "out-m{ranks}"\n' +
+                SCENE.format(name="m1", seed=11) + SCENE.format(name="m2", seed=12) +
+                '[mnf]\nbasis = "campaign"\ncomponents = 3\n')
+    if ranks == 1:
+        run_job(cli, job)
+    else:  # each rank gathers its own scene; the moments meet in an allreduce
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", str(ranks), cli, "run", job, "--no-progress"],
+                       check=True, capture_output=True, env=env)
+    out = os.path.join(tmp, f"out-m{ranks}")
+    pixels, residuals = [], []
+    for name in ("m1", "m2"):
+        hdr = open(os.path.join(out, "generated", name + ".hdr")).read()
+        cube = np.fromfile(os.path.join(out, "generated", name + ".img"), dtype="<i2").reshape(48, 40, 32).astype(float)
+        checks.true("interleave = bip" in hdr, f"{name} is BIP")
+        pixels.append(cube.reshape(-1, 32))
+        residuals.append((cube[:-1, :-1, :] - cube[1:, 1:, :]).reshape(-1, 32))
+    data_cov = np.cov(np.concatenate(pixels).T)
+    noise_cov = np.cov(np.concatenate(residuals).T) / 2
+    with h5py.File(os.path.join(out, "campaign", "mnf_basis.h5")) as f:
+        got_data = f["mnf/data_covariance"][...]
+        got_noise = f["mnf/noise_covariance"][...]
+        checks.equal(int(f["mnf"].attrs["data_pixels"]), 2 * 48 * 40, "campaign pixel count")
+    for what, got, want in (("data", got_data, data_cov), ("noise", got_noise, noise_cov)):
+        err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+        checks.true(err < 1e-9, f"{ranks} rank(s): campaign {what} covariance matches numpy (rel. error {err:.1e})")
+
+
 def main():
     args = parse_args()
     checks = Checks()
@@ -119,6 +154,9 @@ def main():
         check_validation(args.cli, tmp, checks)
         check_corrupt_scene(args.cli, tmp, checks)
         check_skip_and_redo(args.cli, tmp, checks)
+        check_campaign_moments(args.cli, tmp, checks)
+        if shutil.which("mpirun"):
+            check_campaign_moments(args.cli, tmp, checks, ranks=2)
         check_campaign_basis(args.cli, args.shared_data, tmp, checks)
     checks.done("job files")
 
