@@ -147,6 +147,35 @@ def check_campaign_moments(cli, tmp, checks, ranks=1):
         checks.true(err < 1e-9, f"{ranks} rank(s): campaign {what} covariance matches numpy (rel. error {err:.1e})")
 
 
+def check_submit_scripts(cli, tmp, checks):
+    """`submit --dry-run` prints the script it wrote next to the outputs, from the right template."""
+    job = write(os.path.join(tmp, "sub.toml"), '[job]\nname = "sub job"\noutput = "out-sub"\n' + SCENE.format(name="s", seed=1))
+    script_path = os.path.join(tmp, "out-sub", "hyperbatch.sbatch")
+    cases = [
+        (["--nodes", "2", "--gpus-per-node", "4", "--time", "01:00:00", "--partition", "gpu"],
+         ["#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=4", "#SBATCH --gpus-per-task=1", "#SBATCH --time=01:00:00",
+          "#SBATCH --partition=gpu", "srun --mpi=pmix --distribution=block:block --gpu-bind=single:1 ",
+          "#SBATCH --job-name=sub_job", "multi-node.sbatch"], ["--gpus-per-node"]),
+        (["--nodes", "1", "--gpus-per-node", "0", "--tasks-per-node", "2"],
+         ["#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2", "srun --mpi=pmix " + os.path.realpath(cli), "one-node.sbatch"],
+         ["gpu", "--time", "--partition"]),
+        (["--nodes", "1", "--gpus-per-node", "4", "--array", "8"],
+         ["#SBATCH --array=0-7", '--shard "${SLURM_ARRAY_TASK_ID}/8"', "array.sbatch", "--gpus-per-task=1"], []),
+    ]
+    for extra, wanted, unwanted in cases:
+        proc = subprocess.run([cli, "submit", job, *extra, "--dry-run"], capture_output=True, text=True)
+        checks.equal(proc.returncode, 0, f"submit {extra}: {proc.stderr}")
+        printed = proc.stdout.split("\n", 1)[1]
+        checks.equal(printed, open(script_path).read(), "the printed script is the one written next to the outputs")
+        for line in wanted:
+            checks.true(line in printed, f"submit {extra}: script has {line!r}:\n{printed}")
+        for word in unwanted:
+            checks.true(word not in printed.split("set -euo")[0].replace(cli, ""), f"submit {extra}: no {word!r}")
+    bad = subprocess.run([cli, "submit", job, "--gpus-per-node", "4", "--tasks-per-node", "2", "--dry-run"],
+                         capture_output=True, text=True)
+    checks.equal(bad.returncode, 2, "tasks != GPUs is a usage error")
+
+
 def main():
     args = parse_args()
     checks = Checks()
@@ -154,6 +183,7 @@ def main():
         check_validation(args.cli, tmp, checks)
         check_corrupt_scene(args.cli, tmp, checks)
         check_skip_and_redo(args.cli, tmp, checks)
+        check_submit_scripts(args.cli, tmp, checks)
         check_campaign_moments(args.cli, tmp, checks)
         if shutil.which("mpirun"):
             check_campaign_moments(args.cli, tmp, checks, ranks=2)
