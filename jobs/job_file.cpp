@@ -95,7 +95,6 @@ Status read_generate(const toml::table& root, JobSpec& job) {
     if (g.name.empty()) return r.error("name", "each [[generate]] needs a name");
     o.classes = static_cast<int>(classes);
     o.seed = static_cast<std::uint64_t>(seed);
-    o.threads = 1;  // ranks share the cores; the bytes do not depend on it
     HB_TRY(r.finish());
     job.generate.push_back(std::move(g));
   }

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "io/cube.hpp"
@@ -38,7 +40,10 @@ std::int64_t pixels_of(const std::string& cube_path) {
 Result<StepOutcome> run_generate(const SceneContext& c) {
   std::error_code ec;
   fs::create_directories(fs::path(c.scene.path).parent_path(), ec);
-  const auto& options = c.scene.generate->options;
+  auto options = c.scene.generate->options;
+  // Ranks share a node's cores: the sbatch templates give each OMP_NUM_THREADS. The bytes
+  // do not depend on the thread count.
+  if (const char* threads = std::getenv("OMP_NUM_THREADS")) options.threads = std::max(1, std::atoi(threads));
   auto written = synth::write_synthetic_scene(c.scene.path, options, [&](std::int64_t done, std::int64_t total) {
     if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
   });
