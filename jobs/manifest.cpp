@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/atomic_file.hpp"
+#include "src/knn/report.hpp"  // write_text_file: atomic text output
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -102,15 +102,7 @@ Status Manifest::save(const std::string& job_name) const {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [key, e] : entries_) list.push_back(to_json(e));
   const nlohmann::json j{{"format", "hyperbatch-manifest/1"}, {"job", job_name}, {"entries", list}};
-  const std::string path = (fs::path(dir_) / "manifest.json").string();
-  io::AtomicPath out(path);
-  {
-    std::ofstream file(out.temporary(), std::ios::binary | std::ios::trunc);
-    file << j.dump(2) << "\n";
-    file.close();
-    if (!file) return io_error(path, "cannot write the manifest");
-  }
-  return out.commit();
+  return knn::write_text_file((fs::path(dir_) / "manifest.json").string(), j.dump(2) + "\n");
 }
 
 Journal::Journal(const std::string& output_dir, const std::string& run_id, int rank) {

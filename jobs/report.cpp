@@ -5,25 +5,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
-#include "io/atomic_file.hpp"
 #include "jobs/steps.hpp"
+#include "src/knn/report.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
 namespace {
-
-Status write_text(const std::string& path, const std::string& text) {
-  io::AtomicPath out(path);
-  {
-    std::ofstream file(out.temporary(), std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) return io_error(path, "cannot write the file");
-  }
-  return out.commit();
-}
 
 std::string percent(const nlohmann::json& x) {
   return x.is_number() ? fmt::format("{:.2f}", 100.0 * x.get<double>()) : "n/a";
@@ -106,7 +94,7 @@ std::string report_markdown(const JobSpec& job, const std::vector<const SceneSpe
 Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& scenes, const FinishOptions& o,
                        const nlohmann::json& metrics) {
   const std::string metrics_name = o.sharded ? fmt::format("metrics-shard{}.json", o.shard) : "metrics.json";
-  HB_TRY(write_text((fs::path(job.output) / metrics_name).string(), metrics.dump(2) + "\n"));
+  HB_TRY(knn::write_text_file((fs::path(job.output) / metrics_name).string(), metrics.dump(2) + "\n"));
   auto manifest = Manifest::load(job.output);
   if (!manifest) return manifest.error();
   drop_stale_failures(*manifest, scenes, o.run_start_ns);
@@ -121,7 +109,7 @@ Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& 
   }
   int failed = 0;
   for (const auto* s : scenes) failed += failure_of(*manifest, s->name) != nullptr ? 1 : 0;
-  if (job.report && !o.sharded) HB_TRY(write_text((fs::path(job.output) / "report.md").string(),
+  if (job.report && !o.sharded) HB_TRY(knn::write_text_file((fs::path(job.output) / "report.md").string(),
                                                   report_markdown(job, scenes, *manifest)));
   return failed;
 }

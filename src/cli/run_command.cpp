@@ -4,13 +4,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
-#include "io/atomic_file.hpp"
 #include "jobs/runner.hpp"
 #include "jobs/submit.hpp"
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/knn/report.hpp"
 
 namespace hb::cli {
 namespace {
@@ -35,13 +34,7 @@ std::string own_binary() {
 Status write_script(const jobs::Script& script) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(script.path).parent_path() / "logs", ec);
-  io::AtomicPath out(script.path);
-  {
-    std::ofstream file(out.temporary(), std::ios::trunc);
-    file << script.text;
-    if (!file.flush()) return io_error(script.path, "cannot write the sbatch script");
-  }
-  HB_TRY(out.commit());
+  HB_TRY(knn::write_text_file(script.path, script.text));
   std::filesystem::permissions(script.path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add, ec);
   return {};
 }

@@ -1,16 +1,18 @@
 """Under a real Slurm: the test starts munged, slurmctld and slurmd on localhost
 (slurm/local-cluster), submits a 2-task job with `hyperbatch submit` over the real
 Jasper Ridge scene (as ENVI and as an HDF5 cube ingested here) and a synthetic scene,
-waits for it, checks outputs, manifest, metrics, quicklooks and report, and stops the
-daemons it started. Skips with a message when Slurm or the real data are absent."""
+waits for it, checks outputs, manifest, metrics, quicklooks and report; then kills a
+rerun of the job with `scancel --signal=KILL` mid-run, resubmits it and compares the
+outputs byte for byte; and stops the daemons it started. Skips with a message when Slurm or the real data are absent."""
 import argparse
+import glob
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 
-from jobtest import SKIP, Checks, manifest, metrics, png_size, skip, write
+from jobtest import SKIP, Checks, data_files, manifest, metrics, png_size, skip, write
 
 JOB = """
 [job]
@@ -67,16 +69,49 @@ def wait_for(job_id, env, seconds):
     return "WAITED_TOO_LONG"
 
 
+def submit(cli, job, env):
+    sub = subprocess.run([cli, "submit", job, "--nodes", "1", "--gpus-per-node", "0", "--tasks-per-node", "2",
+                          "--time", "00:05:00"], capture_output=True, text=True, env=env)
+    return sub, sub.stdout.strip()
+
+
+def journal_lines(out):
+    return sum(open(p).read().count("\n") for p in glob.glob(os.path.join(out, "manifest.d", "*.jsonl")))
+
+
+def check_kill_and_resume(cli, tmp, env, checks):
+    """scancel --signal=KILL --full mid-run, resubmit: the outputs equal the first run's."""
+    out = os.path.join(tmp, "out")
+    reference = data_files(out)
+    shutil.move(out, os.path.join(tmp, "reference"))
+    job = os.path.join(tmp, "job.toml")
+    _, job_id = submit(cli, job, env)
+    deadline = time.time() + 120
+    while journal_lines(out) < 3 and time.time() < deadline:
+        time.sleep(0.02)
+    subprocess.run(["scancel", "--signal=KILL", "--full", job_id], check=True, env=env)
+    state = wait_for(job_id, env, 60)
+    killed_at = journal_lines(out)
+    checks.true(state in ("FAILED", "CANCELLED"), f"the killed job ended {state}")
+    checks.true(3 <= killed_at < 10, f"killed mid-run ({killed_at} of 10 steps journaled)")
+    checks.true(not os.path.exists(os.path.join(out, "report.md")), "no report from the killed job")
+    _, job_id = submit(cli, job, env)
+    checks.equal(wait_for(job_id, env, 240), "COMPLETED", "the resubmitted job")
+    stages = metrics(out)["stages"]
+    checks.equal(sum(s["skipped"] for s in stages.values()), killed_at, "steps done before the kill were skipped")
+    resumed = data_files(out)
+    checks.equal(sorted(resumed), sorted(reference), "the same files as the uninterrupted job")
+    checks.true(all(resumed[k] == reference[k] for k in reference), "byte-identical to the uninterrupted job")
+
+
 def check_run(cli, shared, tmp, env, checks):
     jasper = os.path.join(shared, "jasper_ridge", "jasper_ridge.hdr")
     truth = os.path.join(shared, "jasper_ridge", "jasper_ridge_labels_gt.hdr")
     jasper_h5 = os.path.join(tmp, "jasper_ridge.h5")
     subprocess.run([cli, "-q", "ingest", jasper, "-o", jasper_h5], check=True)
     job = write(os.path.join(tmp, "job.toml"), JOB.format(jasper=jasper, truth=truth, jasper_h5=jasper_h5))
-    sub = subprocess.run([cli, "submit", job, "--nodes", "1", "--gpus-per-node", "0", "--tasks-per-node", "2",
-                          "--time", "00:05:00"], capture_output=True, text=True, env=env)
+    sub, job_id = submit(cli, job, env)
     checks.equal(sub.returncode, 0, f"hyperbatch submit: {sub.stderr}")
-    job_id = sub.stdout.strip()
     checks.true(job_id.isdigit(), f"submit prints the job id: {sub.stdout!r}")
     out = os.path.join(tmp, "out")
     script = open(os.path.join(out, "hyperbatch.sbatch")).read()
@@ -135,6 +170,7 @@ def main():
         if started.returncode != 0:
             raise AssertionError(f"local Slurm did not start: {started.stdout}{started.stderr}")
         check_run(args.cli, args.shared_data, tmp, env, checks)
+        check_kill_and_resume(args.cli, tmp, env, checks)
     finally:
         subprocess.run([args.local_cluster, "stop", cluster])
         shutil.rmtree(tmp, ignore_errors=True)
