@@ -260,6 +260,10 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   if (!job) return job.error();
   auto scenes = resolve_collection(*job);
   if (!scenes) return scenes.error();
+  for (const auto& step : scene_steps())
+    if (!step.available && step.wanted(*job, scenes->front()))
+      return Error{ErrorKind::usage, job->file, step.name,
+                   "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
   std::error_code ec;
   if (comm.is_root()) fs::create_directories(journal_dir(job->output), ec);
   if (comm.any(static_cast<bool>(ec))) return io_error(job->output, "cannot create the output folder");

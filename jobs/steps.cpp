@@ -180,7 +180,7 @@ const std::vector<Step>& scene_steps() {
        [](const SceneContext& c) { return std::vector<std::string>{c.scene.truth, c.job.knn.train_file}; }, run_knn},
       {"sam", [](const JobSpec& j, const SceneSpec&) { return j.sam.enabled; },
        [](const JobSpec& j) { return fmt::format("{}", j.sam.max_angle); },
-       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam},
+       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam, false},
       {"quicklooks", [](const JobSpec& j, const SceneSpec&) { return j.quicklooks.enabled; },
        [](const JobSpec& j) { return fmt::format("{} {}", j.quicklooks.low_percent, j.quicklooks.high_percent); },
        no_inputs, run_quicklooks},

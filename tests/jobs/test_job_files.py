@@ -38,6 +38,19 @@ def check_validation(cli, tmp, checks):
         checks.true(job in proc.stderr, f"message names the job file: {proc.stderr!r}")
 
 
+def check_unavailable_step(cli, tmp, checks):
+    """A step the job language knows but this build cannot run stops the job before any work."""
+    job = write(os.path.join(tmp, "sam.toml"), '[job]\nname = "s"\noutput = "out-sam"\n' + SCENE.format(name="s", seed=1) +
+                '[sam]\nlibrary = "lib.hdr"\n')
+    proc = subprocess.run([cli, "run", job], capture_output=True, text=True)
+    if proc.returncode == 0:
+        print("sam step: available in this build")
+        return
+    checks.equal(proc.returncode, 2, "exit code for a step not in this build")
+    checks.true("field 'sam'" in proc.stderr, f"names the step: {proc.stderr!r}")
+    checks.true(not os.path.exists(os.path.join(tmp, "out-sam", "generated")), "no work done")
+
+
 def check_corrupt_scene(cli, tmp, checks):
     # A header promising far more data than its file holds.
     write(os.path.join(tmp, "corrupt.hdr"), "ENVI\nsamples = 40\nlines = 48\nbands = 32\nheader offset = 0\n"
@@ -181,6 +194,7 @@ def main():
     checks = Checks()
     with workdir() as tmp:
         check_validation(args.cli, tmp, checks)
+        check_unavailable_step(args.cli, tmp, checks)
         check_corrupt_scene(args.cli, tmp, checks)
         check_skip_and_redo(args.cli, tmp, checks)
         check_submit_scripts(args.cli, tmp, checks)
