@@ -27,6 +27,8 @@ class PosixFile {
 
   const std::string& path() const { return path_; }
   std::int64_t size() const { return size_; }  // at open time
+  // Large reads are split over a few threads: one pread stream from the page cache
+  // moves ~5 GB/s, well below memory bandwidth (docs/PERFORMANCE.md, MNF).
   Status read_at(std::int64_t offset, std::span<std::byte> out) const;
   Status write_at(std::int64_t offset, std::span<const std::byte> data) const;
   Status resize(std::int64_t bytes);
@@ -34,6 +36,7 @@ class PosixFile {
 
  private:
   PosixFile(int fd, std::string path, std::int64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
+  Status read_serial(std::int64_t offset, std::span<std::byte> out) const;
   int fd_ = -1;
   std::string path_;
   std::int64_t size_ = 0;

@@ -1,5 +1,8 @@
 #include "src/backend/backend.hpp"
 
+#include <cstdlib>
+#include <thread>
+
 #include "src/backend/cpu_backend.hpp"
 #include "src/backend/cpu_mnf.hpp"
 #include "src/backend/cuda_backend.hpp"
@@ -40,6 +43,23 @@ int cuda_device_count() {
   return cuda_visible_devices();
 #else
   return 0;
+#endif
+}
+
+std::thread warm_up_device() {
+#ifdef HB_HAVE_CUDA
+  return std::thread([] {
+    // The node-local rank's GPU, as the launchers number them (0 outside a launcher).
+    int device = 0;
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+      if (const char* value = std::getenv(name)) {
+        device = std::atoi(value);
+        break;
+      }
+    warm_up_cuda_context(device);
+  });
+#else
+  return {};
 #endif
 }
 

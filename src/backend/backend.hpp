@@ -7,9 +7,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "io/error.hpp"
 #include "io/tile.hpp"
+#include "src/linalg/eigen.hpp"
 
 namespace hb {
 
@@ -35,6 +37,14 @@ class Backend {
   // the device without a staging copy. Empty = plain heap.
   virtual io::HostAllocator host_allocator() const { return {}; }
 
+  // The per-tile working-memory budget to use when `wanted` is asked for: less where
+  // the device has less free (CUDA), so scenes larger than the GPU stream through.
+  virtual std::int64_t tile_budget_bytes(std::int64_t wanted) const { return wanted; }
+
+  // Symmetric eigendecomposition for the basis (LAPACK here, cuSOLVER on CUDA), in
+  // linalg's descending, sign-normalised form so that backends agree.
+  virtual Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) { return linalg::symmetric_eigen(a); }
+
   // Widens a tile's held samples to float32 (canonical layout kept).
   virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
 
@@ -49,6 +59,10 @@ class Backend {
   // The tile must carry noise_halo(config.estimator) rows where the scene has them.
   virtual Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
                                           const mnf::NoiseConfig& config, mnf::Moments& noise);
+  // accumulate_* may run asynchronously (CUDA: the next tile's copy overlaps this one's
+  // kernels, the sums stay on the device). After finish_moments() every Moments passed
+  // to them holds its totals. Call it before reading or reducing them.
+  virtual Status finish_moments() { return {}; }
   // Applies `map` to every core pixel: out is [core pixels x map.outputs()] float32,
   // excluded pixels get map.fill. Accumulate in FP64 (float32 GEMM misses the 1e-6-of-sd
   // accuracy on low-SNR MNF components of real 198-band scenes), round once at the end.
@@ -61,6 +75,11 @@ class Backend {
 Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device = 0);
 
 bool cuda_compiled_in();
+
+// Starts the CUDA driver and the context of this rank's GPU on a thread, so that it
+// overlaps MPI start-up (each takes a few tenths of a second). Join before exiting; an
+// empty thread without CUDA.
+std::thread warm_up_device();
 int cuda_device_count();  // 0 without HB_CUDA or without a GPU
 
 }  // namespace hb

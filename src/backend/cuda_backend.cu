@@ -2,9 +2,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/convert.cuh"
+#include "src/backend/cuda_eigen.hpp"
 #include "src/backend/cuda_mnf.hpp"
 
 namespace hb {
@@ -29,6 +31,18 @@ class CudaBackend final : public Backend {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, device_);
     return "GPU " + std::to_string(device_) + ": " + prop.name;
+  }
+
+  // Half the free memory: the rest is for other engines' buffers and the driver.
+  std::int64_t tile_budget_bytes(std::int64_t wanted) const override {
+    std::size_t free_bytes = 0, total = 0;
+    cudaSetDevice(device_);
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return wanted;
+    return std::max<std::int64_t>(std::int64_t{1} << 20, std::min<std::int64_t>(wanted, static_cast<std::int64_t>(free_bytes / 2)));
+  }
+
+  Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) override {
+    return cuda::symmetric_eigen(a, device_);
   }
 
   Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
@@ -64,6 +78,7 @@ class CudaBackend final : public Backend {
                                   const mnf::NoiseConfig& config, mnf::Moments& noise) override {
     return mnf_engine().accumulate_noise_moments(tile, rules, config, noise);
   }
+  Status finish_moments() override { return mnf_ ? mnf_->finish_moments() : Status{}; }
   Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                    std::span<float> out) override {
     return mnf_engine().transform(tile, rules, map, out);
@@ -85,6 +100,11 @@ int cuda_visible_devices() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
   return count;
+}
+
+void warm_up_cuda_context(int device) {
+  if (device < 0 || device >= cuda_visible_devices()) return;
+  if (cudaSetDevice(device) == cudaSuccess) cudaFree(nullptr);  // cudaFree(0) creates the context
 }
 
 Result<std::unique_ptr<Backend>> make_cuda_backend(int device) {

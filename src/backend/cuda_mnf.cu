@@ -43,6 +43,20 @@ __global__ void finish_transform(const double* __restrict__ z, const double* __r
   }
 }
 
+// Adds one tile's moments (upper triangle of the cross products) into the running
+// totals: the same FP64 additions, in the same order, as the host fold they replace.
+__global__ void fold_moments(const unsigned long long* __restrict__ count, const double* __restrict__ sum,
+                             const double* __restrict__ cross, int nb, unsigned long long* total_count,
+                             double* __restrict__ total_sum, double* __restrict__ total_cross) {
+  const std::int64_t n = std::int64_t{nb} * nb;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    if (i % nb >= i / nb) total_cross[i] += cross[i];
+  if (blockIdx.x != 0) return;
+  for (int k = threadIdx.x; k < nb; k += blockDim.x) total_sum[k] += sum[k];
+  if (threadIdx.x == 0) *total_count += *count;
+}
+
 km::TileView view_of(const io::Tile& tile, const void* device_data, std::int64_t lines) {
   km::TileView v;
   v.type = tile.type();
@@ -89,6 +103,11 @@ km::NoiseEstimator estimator_of(mnf::NoiseEstimator e) {
 MnfEngine::MnfEngine(int device) : device_(device) {
   cudaSetDevice(device_);
   cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+  for (int i = 0; i < 2; ++i) {
+    cudaEventCreateWithFlags(&copied_[i], cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&released_[i], cudaEventDisableTiming);
+  }
   cublasCreate(&cublas_);
 }
 
@@ -96,19 +115,31 @@ MnfEngine::~MnfEngine() {
   if (staged_bytes_ > 0)
     log_staging(staged_bytes_, staging_seconds_);
   cudaSetDevice(device_);
+  if (stream_) cudaStreamSynchronize(stream_);
+  if (copy_stream_) cudaStreamSynchronize(copy_stream_);
   if (cublas_) cublasDestroy(cublas_);
+  for (int i = 0; i < 2; ++i) {
+    if (copied_[i]) cudaEventDestroy(copied_[i]);
+    if (released_[i]) cudaEventDestroy(released_[i]);
+  }
+  if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-// Copies the raw tile once (pinned staging, then an async copy); calls that follow on
-// the same tile (statistics, then noise) reuse it.
+// Copies the raw tile once into the free device slot, on the copy stream, while the
+// kernels of the previous tile may still run; calls that follow on the same tile
+// (statistics, then noise) reuse it. Returns when the copy is done, so that the reader
+// may refill the host buffer; the kernels are not waited for.
 Status MnfEngine::upload_tile(const io::Tile& tile) {
   const TileKey key{tile.bytes().data(), tile.bytes().size(), tile.held()};
-  if (key == resident_) return {};
-  resident_ = {};
+  if (key == resident_[current_]) return {};
+  const int slot = 1 - current_;
+  resident_[slot] = {};
   mask_ready_ = false;
   const auto bytes = tile.bytes().size();
-  HB_TRY(check(raw_.reserve(bytes), "tile buffer"));
+  // The slot was last read by the kernels of the tile before the previous one.
+  HB_TRY(check(cudaStreamWaitEvent(copy_stream_, released_[slot], 0), "wait for tile buffer"));
+  HB_TRY(check(raw_[slot].reserve(bytes), "tile buffer"));
   const void* source = tile.bytes().data();
   cudaPointerAttributes attributes{};
   const bool pinned = cudaPointerGetAttributes(&attributes, source) == cudaSuccess &&
@@ -121,10 +152,19 @@ Status MnfEngine::upload_tile(const io::Tile& tile) {
     staged_bytes_ += static_cast<double>(bytes);
     source = staging_.as<void>();
   }
-  HB_TRY(check(cudaMemcpyAsync(raw_.as<void>(), source, bytes, cudaMemcpyHostToDevice, stream_),
+  HB_TRY(check(cudaMemcpyAsync(raw_[slot].as<void>(), source, bytes, cudaMemcpyHostToDevice, copy_stream_),
                "copy tile to device"));
-  resident_ = key;
+  HB_TRY(check(cudaEventRecord(copied_[slot], copy_stream_), "record tile copy"));
+  HB_TRY(check(cudaStreamWaitEvent(stream_, copied_[slot], 0), "order kernels after the copy"));
+  HB_TRY(check(cudaEventSynchronize(copied_[slot]), "copy tile to device"));
+  current_ = slot;
+  resident_[slot] = key;
   return {};
+}
+
+// Marks the current slot free for a later copy once the kernels queued so far are done.
+Status MnfEngine::release_tile() {
+  return check(cudaEventRecord(released_[current_], stream_), "record tile use");
 }
 
 Status MnfEngine::upload_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
@@ -148,13 +188,15 @@ Status MnfEngine::reserve_matrices(std::int64_t core_pixels, std::int64_t column
   HB_TRY(check(count_.reserve(sizeof(unsigned long long)), "moments"));
   HB_TRY(check(sum_.reserve(static_cast<std::size_t>(nb) * sizeof(double)), "moments"));
   HB_TRY(check(cross_.reserve(static_cast<std::size_t>(nb) * nb * sizeof(double)), "moments"));
-  HB_TRY(check(vector_.reserve(static_cast<std::size_t>(std::max<std::int64_t>(nb, columns)) * sizeof(double)),
-               "vector"));
+  const auto shift_bytes = shift_.bytes();
+  HB_TRY(check(shift_.reserve(static_cast<std::size_t>(std::max<std::int64_t>(nb, columns)) * sizeof(double)),
+               "shift"));
+  if (shift_.bytes() != shift_bytes) shift_on_device_.clear();  // regrown: contents lost
   return {};
 }
 
-// Zeroes the per-tile device moments, runs `fill` (which writes X and adds count and
-// sums), adds XᵀX with the SYRK kernel, and folds the tile's moments into the host totals.
+// Adds XᵀX of the tile (X already written, count and sums added by the fill kernel)
+// with the SYRK kernel, then folds the tile's moments into the device totals of `into`.
 Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into) {
   const int nb = static_cast<int>(rules_bands_.size());
   // The hand SYRK (MNF-C) beat cuBLAS DSYRK on this tall-skinny shape on the H200
@@ -163,22 +205,60 @@ Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into)
   HB_TRY(check(km::syrk_tiled(matrix_.as<double>(), core_pixels, nb, cross_.as<double>(), syrk_workspace_.as<void>(),
                               syrk_workspace_.bytes(), stream_),
                "SYRK"));
-  unsigned long long count = 0;
-  host_sum_.resize(static_cast<std::size_t>(nb));
-  host_cross_.resize(static_cast<std::size_t>(nb) * nb);
-  HB_TRY(check(cudaMemcpyAsync(&count, count_.as<void>(), sizeof(count), cudaMemcpyDeviceToHost, stream_), "copy"));
-  HB_TRY(check(cudaMemcpyAsync(host_sum_.data(), sum_.as<void>(), host_sum_.size() * sizeof(double),
-                               cudaMemcpyDeviceToHost, stream_), "copy"));
-  HB_TRY(check(cudaMemcpyAsync(host_cross_.data(), cross_.as<void>(), host_cross_.size() * sizeof(double),
-                               cudaMemcpyDeviceToHost, stream_), "copy"));
-  HB_TRY(check(cudaStreamSynchronize(stream_), "moments"));
-  into.count += static_cast<std::int64_t>(count);
-  for (int k = 0; k < nb; ++k) into.sum[static_cast<std::size_t>(k)] += host_sum_[static_cast<std::size_t>(k)];
-  for (int i = 0; i < nb; ++i)
-    for (int j = i; j < nb; ++j) {
-      const auto at = static_cast<std::size_t>(i) * nb + j;
-      into.cross[at] += host_cross_[at];
-    }
+  auto totals = totals_for(into);
+  if (!totals) return totals.error();
+  Totals& t = **totals;
+  fold_moments<<<std::max(1, std::min(1024, (nb * nb + 255) / 256)), 256, 0, stream_>>>(
+      count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>(), nb, t.count.as<unsigned long long>(),
+      t.sum.as<double>(), t.cross.as<double>());
+  HB_TRY(check(cudaGetLastError(), "fold moments"));
+  return release_tile();
+}
+
+Result<MnfEngine::Totals*> MnfEngine::totals_for(mnf::Moments& host) {
+  for (auto& t : totals_)
+    if (t->host == &host) return t.get();
+  const int nb = static_cast<int>(rules_bands_.size());
+  if (host.bands() != nb || host.sum.size() != static_cast<std::size_t>(nb) ||
+      host.cross.size() != static_cast<std::size_t>(nb) * nb)
+    return Error{ErrorKind::internal, {}, {}, "moments: band count differs from the rules"};
+  auto t = std::make_unique<Totals>();
+  t->host = &host;
+  HB_TRY(check(t->count.reserve(sizeof(unsigned long long)), "moments"));
+  HB_TRY(check(t->sum.reserve(host.sum.size() * sizeof(double)), "moments"));
+  HB_TRY(check(t->cross.reserve(host.cross.size() * sizeof(double)), "moments"));
+  // Seeded with what the host already holds, so the fold continues its sums exactly.
+  const auto count = static_cast<unsigned long long>(host.count);
+  HB_TRY(check(cudaMemcpyAsync(t->count.as<void>(), &count, sizeof(count), cudaMemcpyHostToDevice, stream_), "copy"));
+  HB_TRY(check(cudaMemcpyAsync(t->sum.as<void>(), host.sum.data(), host.sum.size() * sizeof(double),
+                               cudaMemcpyHostToDevice, stream_), "copy"));
+  HB_TRY(check(cudaMemcpyAsync(t->cross.as<void>(), host.cross.data(), host.cross.size() * sizeof(double),
+                               cudaMemcpyHostToDevice, stream_), "copy"));
+  HB_TRY(check(cudaStreamSynchronize(stream_), "moments"));  // the host values above are on the stack
+  totals_.push_back(std::move(t));
+  return totals_.back().get();
+}
+
+Status MnfEngine::finish_moments() {
+  cudaSetDevice(device_);
+  resident_[0] = resident_[1] = {};  // the reader's buffers are about to be freed or reused
+  if (totals_.empty()) return {};
+  HB_TRY(check(cudaStreamSynchronize(stream_), "statistics"));
+  for (const auto& t : totals_) {
+    mnf::Moments& host = *t->host;
+    unsigned long long count = 0;
+    host_cross_.resize(host.cross.size());
+    HB_TRY(check(cudaMemcpy(&count, t->count.as<void>(), sizeof(count), cudaMemcpyDeviceToHost), "copy"));
+    HB_TRY(check(cudaMemcpy(host.sum.data(), t->sum.as<void>(), host.sum.size() * sizeof(double),
+                            cudaMemcpyDeviceToHost), "copy"));
+    HB_TRY(check(cudaMemcpy(host_cross_.data(), t->cross.as<void>(), host_cross_.size() * sizeof(double),
+                            cudaMemcpyDeviceToHost), "copy"));
+    host.count = static_cast<std::int64_t>(count);
+    const auto nb = static_cast<std::size_t>(host.bands());
+    for (std::size_t i = 0; i < nb; ++i)
+      for (std::size_t j = i; j < nb; ++j) host.cross[i * nb + j] = host_cross_[i * nb + j];
+  }
+  totals_.clear();
   return {};
 }
 
@@ -186,7 +266,7 @@ Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into)
 // calls on the same tile share it.
 Status MnfEngine::ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules) {
   if (mask_ready_) return {};
-  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
   HB_TRY(check(km::exclusion_mask(view, rules_of(rules, good_bands_.as<int>()), valid_.as<std::uint8_t>(), stream_),
                "exclusion mask"));
   mask_ready_ = true;
@@ -210,14 +290,17 @@ Status MnfEngine::accumulate_moments(const io::Tile& tile, const mnf::PixelRules
   cudaSetDevice(device_);
   HB_TRY(upload_tile(tile));
   HB_TRY(upload_rules(tile, rules));
-  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);  // lines: no noise needs here
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);  // lines: no noise needs here
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
-  HB_TRY(check(cudaMemcpyAsync(vector_.as<double>(), data.shift.data(), data.shift.size() * sizeof(double),
-                               cudaMemcpyHostToDevice, stream_), "copy shift"));
-  HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), vector_.as<double>(),
+  if (data.shift != shift_on_device_) {  // once per pass: a pageable copy may wait for the stream
+    HB_TRY(check(cudaMemcpyAsync(shift_.as<double>(), data.shift.data(), data.shift.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy shift"));
+    shift_on_device_ = data.shift;
+  }
+  HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), shift_.as<double>(),
                                       matrix_.as<double>(), {count_.as<unsigned long long>(), sum_.as<double>(),
                                       cross_.as<double>()}, workspace_.as<void>(), workspace_.bytes(), stream_),
                "convert and centre"));
@@ -229,7 +312,7 @@ Status MnfEngine::accumulate_noise_moments(const io::Tile& tile, const mnf::Pixe
   cudaSetDevice(device_);
   HB_TRY(upload_tile(tile));
   HB_TRY(upload_rules(tile, rules));
-  const auto view = view_of(tile, raw_.as<void>(), config.lines);
+  const auto view = view_of(tile, raw_[current_].as<void>(), config.lines);
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
@@ -248,7 +331,7 @@ Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, 
   const std::int64_t outputs = map.outputs();
   HB_TRY(upload_tile(tile));
   HB_TRY(upload_rules(tile, rules));
-  const auto view = view_of(tile, raw_.as<void>(), tile.held().end);
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
   const auto krules = rules_of(rules, good_bands_.as<int>());
   const std::int64_t pixels = view.core_pixels();
   if (static_cast<std::int64_t>(out.size()) != pixels * outputs || map.matrix.rows != krules.nb)
@@ -294,7 +377,9 @@ Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, 
                                               z32);
   HB_TRY(check(cudaGetLastError(), "finish transform"));
   HB_TRY(check(cudaMemcpyAsync(out.data(), z32, out.size_bytes(), cudaMemcpyDeviceToHost, stream_), "copy result"));
-  return check(cudaStreamSynchronize(stream_), "transform");
+  HB_TRY(check(cudaStreamSynchronize(stream_), "transform"));
+  resident_[current_] = {};  // one call per tile: never match a later tile at a reused address
+  return {};
 }
 
 }  // namespace hb::cuda

@@ -3,12 +3,20 @@
 // device; statistics in FP64 (the hand SYRK kernel), transforms as FP64 DGEMM rounded once to
 // float32 (the accuracy the SPy comparison needs; see docs/PERFORMANCE.md for the
 // FP32 variants measured against it).
+//
+// Two streams: tiles are copied on `copy_stream_` into one of two device buffers while
+// `stream_` still computes on the other; the statistics calls return once their tile's
+// bytes are on the device (the host buffer is then free for the reader) and add the
+// tile's moments into device-side totals, which finish_moments() brings back. The
+// totals are folded tile by tile in the same order as a host fold would, so results
+// are bitwise those of the synchronous engine.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -40,6 +48,7 @@ class MnfEngine {
                                   const mnf::NoiseConfig& config, mnf::Moments& noise);
   Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                    std::span<float> out);
+  Status finish_moments();
 
  private:
   struct TileKey {
@@ -54,18 +63,33 @@ class MnfEngine {
   Status ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules);
   Status reserve_matrices(std::int64_t core_pixels, std::int64_t columns);
   Status add_tile_moments(std::int64_t core_pixels, mnf::Moments& into);
+  Status release_tile();
+
+  // Device-side running totals for one host Moments, seeded from it on first use.
+  struct Totals {
+    mnf::Moments* host = nullptr;
+    DeviceBuffer count, sum, cross;
+  };
+  Result<Totals*> totals_for(mnf::Moments& host);
 
   int device_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;       // kernels
+  cudaStream_t copy_stream_ = nullptr;  // host-to-device tile copies
   cublasHandle_t cublas_ = nullptr;
-  TileKey resident_;             // the tile whose raw bytes are on the device
+  DeviceBuffer raw_[2];                 // tile bytes: one computed on, one being filled
+  TileKey resident_[2];                 // which tile each holds
+  cudaEvent_t copied_[2] = {};          // the copy into raw_[i] is done
+  cudaEvent_t released_[2] = {};        // the kernels reading raw_[i] are done
+  int current_ = 0;                     // the slot of the tile being computed on
   bool mask_ready_ = false;      // its exclusion mask is computed for the current rules
   std::vector<int> rules_bands_; // the good bands uploaded
   PinnedBuffer staging_;
-  DeviceBuffer raw_, valid_, good_bands_, matrix_, workspace_, syrk_workspace_, vector_, product_, map_;
-  DeviceBuffer count_, sum_, cross_;
+  DeviceBuffer valid_, good_bands_, matrix_, workspace_, syrk_workspace_, shift_, product_, map_;
+  DeviceBuffer count_, sum_, cross_;    // one tile's moments
+  std::vector<std::unique_ptr<Totals>> totals_;
   const void* map_key_ = nullptr;
-  std::vector<double> host_cross_, host_sum_;
+  std::vector<double> host_cross_;
+  std::vector<double> shift_on_device_;  // what shift_ holds
   double staging_seconds_ = 0;  // host copies into the pinned buffer, logged at the end
   double staged_bytes_ = 0;
 };

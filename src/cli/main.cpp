@@ -3,14 +3,18 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <thread>
 #include <vector>
 
 #include "mpi/comm.hpp"
+#include "src/backend/backend.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/log.hpp"
 
 int main(int argc, char** argv) {
+  std::thread device_warm_up = hb::warm_up_device();
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
+  if (device_warm_up.joinable()) device_warm_up.join();
   const auto world = hb::mpi::Comm::world();
 
   CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};

@@ -2,6 +2,7 @@
 // so that every rank, backend and run produces the same basis.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "io/error.hpp"
@@ -21,5 +22,14 @@ Result<SymmetricEigen> symmetric_eigen(const Matrix& a);
 
 // Flips `v`'s columns to the sign convention above.
 void normalise_signs(Matrix& v);
+
+// Turns an ascending eigensolver result (LAPACK and cuSOLVER order; column j of the
+// column-major `vectors_col_major` is the vector of ascending[j]) into the descending,
+// sign-normalised form above.
+SymmetricEigen descending_eigen(std::int64_t n, const std::vector<double>& ascending,
+                                const std::vector<double>& vectors_col_major);
+
+// Where the decomposition runs: LAPACK by default, cuSOLVER on the CUDA backend.
+using EigenSolver = std::function<Result<SymmetricEigen>(const Matrix&)>;
 
 }  // namespace hb::linalg

@@ -35,7 +35,8 @@ Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_
   const std::int64_t n = noise_covariance.rows;
   if (data.covariance.rows != n || static_cast<std::int64_t>(bands.size()) != n)
     return Error{ErrorKind::internal, {}, {}, "data and noise covariances disagree on the band count"};
-  auto noise = linalg::symmetric_eigen(noise_covariance);
+  const auto eigen = options.eigen ? options.eigen : linalg::EigenSolver(linalg::symmetric_eigen);
+  auto noise = eigen(noise_covariance);
   if (!noise) return noise.error();
   const double largest = noise->values.empty() ? 0.0 : noise->values.front();
   if (!(largest > 0.0))
@@ -62,7 +63,7 @@ Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_
   }
   linalg::Matrix whitened = linalg::multiply_at_b(whitening, linalg::multiply(data.covariance, whitening));
   symmetrize(whitened);
-  auto signal = linalg::symmetric_eigen(whitened);
+  auto signal = eigen(whitened);
   if (!signal) return signal.error();
   basis.eigenvalues = signal->values;
   basis.forward = linalg::multiply(whitening, signal->vectors);
@@ -71,10 +72,10 @@ Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_
   return basis;
 }
 
-Result<Basis> pca_basis(const MeanCovariance& data, std::span<const std::int64_t> bands) {
+Result<Basis> pca_basis(const MeanCovariance& data, std::span<const std::int64_t> bands, const BasisOptions& options) {
   if (static_cast<std::int64_t>(bands.size()) != data.covariance.rows)
     return Error{ErrorKind::internal, {}, {}, "covariance and band list disagree"};
-  auto eig = linalg::symmetric_eigen(data.covariance);
+  auto eig = options.eigen ? options.eigen(data.covariance) : linalg::symmetric_eigen(data.covariance);
   if (!eig) return eig.error();
   Basis basis;
   basis.method = Method::pca;

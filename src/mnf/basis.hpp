@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/error.hpp"
+#include "src/linalg/eigen.hpp"
 #include "src/linalg/matrix.hpp"
 #include "src/mnf/linear_map.hpp"
 #include "src/mnf/stats.hpp"
@@ -35,6 +36,8 @@ struct Basis {
 struct BasisOptions {
   // Noise eigenvalues <= tolerance x the largest are treated as zero.
   double singular_tolerance = 1e-10;
+  // The backend's solver (cuSOLVER on CUDA); LAPACK when empty.
+  linalg::EigenSolver eigen;
 };
 
 // MNF (Green et al. 1988; the steps of Zhou et al. 2017): eig(N) = U D U^T,
@@ -46,7 +49,8 @@ struct BasisOptions {
 Result<Basis> mnf_basis(const MeanCovariance& data, const linalg::Matrix& noise_covariance,
                         std::span<const std::int64_t> bands, const BasisOptions& options = {});
 // PCA: eig(C) = V L; forward = inverse = V.
-Result<Basis> pca_basis(const MeanCovariance& data, std::span<const std::int64_t> bands);
+Result<Basis> pca_basis(const MeanCovariance& data, std::span<const std::int64_t> bands,
+                        const BasisOptions& options = {});
 
 // At most one of the three; none keeps every component.
 struct Selection {

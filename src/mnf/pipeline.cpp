@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "io/tile_reader.hpp"
+#include "io/write_behind.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -52,6 +53,7 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
     if (!tile) return tile.error();
     Moments probe = Moments::zero(std::vector<double>(rules.bands.size(), 0.0));
     HB_TRY(backend.accumulate_moments(*tile, rules, probe));
+    HB_TRY(backend.finish_moments());
     if (probe.count == 0) continue;
     for (auto& s : probe.sum) s /= static_cast<double>(probe.count);
     return probe.sum;
@@ -90,6 +92,11 @@ std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& opti
   return std::clamp<std::int64_t>(options.memory_budget_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
 }
 
+PipelineOptions with_device_budget(PipelineOptions options, const Backend& backend) {
+  options.memory_budget_bytes = backend.tile_budget_bytes(options.memory_budget_bytes);
+  return options;
+}
+
 Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend, const mpi::Comm& comm,
                                           const PipelineOptions& options) {
   const Stopwatch clock;
@@ -121,6 +128,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
     return {};
   });
   if (!pass) return pass.error();
+  HB_TRY(backend.finish_moments());
   spdlog::info("statistics pass on {}: {} rows per tile, {:.3f} s waiting for input, {:.3f} s computing",
                backend.name(), rows, input_wait, compute);
   allreduce(comm, stats.data);
@@ -147,7 +155,7 @@ Result<Covariances> covariances(const SceneStatistics& stats, Method method) {
 Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Method method, const BasisOptions& options) {
   const Stopwatch clock;
   auto basis = method == Method::mnf ? mnf_basis(cov.data, cov.noise.covariance, rules.bands, options)
-                                     : pca_basis(cov.data, rules.bands);
+                                     : pca_basis(cov.data, rules.bands, options);
   if (!basis) return basis.error();
   for (const auto& warning : basis->warnings) spdlog::warn("{}", warning);
   spdlog::info("eigendecomposition: {:.3f} s, {} components", clock.seconds(), basis->components());
@@ -164,24 +172,25 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   const Stopwatch clock;
   const auto& shape = cube.info().shape;
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
-  std::vector<float> out;
   // Tiles are dealt round-robin; a collective writer needs the distributed issue to
   // align call counts across ranks.
   io::TileReader reader(cube, rank_tiles(shape.lines, rows, comm), 0, allocator);
-  double input_wait = 0, compute = 0, output = 0;
-  const Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
-    out.resize(static_cast<std::size_t>(tile.pixels() * outputs));
+  // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
+  // is read on the reader's own thread) and no rank must write in step with others.
+  io::WriteBehind write_behind(writer, cube.format() == io::CubeFormat::envi && comm.size() == 1);
+  double input_wait = 0, compute = 0, output_wait = 0;
+  Status pass = for_each_tile(reader, input_wait, [&](const io::Tile& tile) -> Status {
+    const auto out = write_behind.next_buffer(static_cast<std::size_t>(tile.pixels() * outputs));
     const Stopwatch work;
-    HB_TRY(per_tile(tile, std::span<float>(out)));
+    HB_TRY(per_tile(tile, out));
     compute += work.seconds();
-    const Stopwatch write;
-    HB_TRY(writer.write_rows(tile.core(), std::as_bytes(std::span<const float>(out))));
-    output += write.seconds();
-    return {};
+    return write_behind.write(tile.core(), output_wait);
   });
+  const Status last = write_behind.finish(output_wait);
+  if (pass && !last) pass = last;
   if (!pass) return pass.error();
-  spdlog::info("{}: {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s writing", stage, input_wait, compute,
-               output);
+  spdlog::info("{}: {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s waiting for output", stage, input_wait,
+               compute, output_wait);
   log_rate(stage, clock.seconds(), cube.info().total_bytes());
   return {};
 }

@@ -24,6 +24,8 @@ struct PipelineOptions {
 
 // Rows per tile so that a tile's buffers (raw, widened, outputs) fit the budget.
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel);
+// `options` with the tile budget the backend can hold (less free GPU memory, smaller tiles).
+PipelineOptions with_device_budget(PipelineOptions options, const Backend& backend);
 
 struct SceneStatistics {
   PixelRules rules;

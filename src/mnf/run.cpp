@@ -30,11 +30,13 @@ Status check_options(const RunOptions& o) {
 }
 
 Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
-  auto stats = gather_statistics(cube, backend, comm, o.pipeline);
+  auto stats = gather_statistics(cube, backend, comm, with_device_budget(o.pipeline, backend));
   if (!stats) return stats.error();
   auto cov = covariances(*stats, o.pipeline.method);
   if (!cov) return Error{cov.error().kind, cube.path(), cov.error().field, cov.error().message};
-  auto basis = build_basis(*cov, stats->rules, o.pipeline.method, o.basis);
+  BasisOptions basis_options = o.basis;
+  basis_options.eigen = [&backend](const linalg::Matrix& a) { return backend.symmetric_eigen(a); };
+  auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options);
   if (!basis) return Error{basis.error().kind, cube.path(), basis.error().field, basis.error().message};
   Prepared p{stats->rules, std::move(*basis), {}};
   auto& r = p.record;
@@ -92,7 +94,7 @@ io::CubeInfo components_info(const io::Cube& cube, Method method, std::int64_t m
 
 Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o, const Prepared& p, std::int64_t m,
                      const mpi::Comm& comm) {
-  const std::int64_t rows = tile_rows_for(cube.info(), o.pipeline, cube.info().shape.bands);
+  const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
   io::WriteOptions write;
   write.comm = &comm;
   {

@@ -4,18 +4,17 @@
 Usage: mnf_oracle.py CUBE.f64 LINES SAMPLES BANDS COMPONENTS OUT.json
 CUBE.f64 holds float64 BIP values [lines, samples, bands] in native byte order.
 Writes SPy's statistics, eigenvalues, reduced components and denoised cube as JSON.
-Exits 77 when SPy cannot be imported (the C++ test then skips).
+Exits 77 when numpy or SPy cannot be imported (the C++ test then skips).
 """
 import json
 import sys
 
-import numpy as np
-
 try:
+    import numpy as np
     import spectral
     from spectral.algorithms.algorithms import calc_stats, mnf, noise_from_diffs, principal_components
 except ImportError as error:  # pragma: no cover
-    print(f"spectral is not available: {error}", file=sys.stderr)
+    print(f"numpy/spectral are not available: {error}", file=sys.stderr)
     sys.exit(77)
 
 

@@ -46,7 +46,7 @@ class SpyOracleTest : public ::testing::Test {
                                 std::to_string(kLines) + " " + std::to_string(kSamples) + " " +
                                 std::to_string(kBands) + " " + std::to_string(kKeep) + " " + json_path.string();
     const int status = std::system(command.c_str());
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << python << " lacks the spectral package";
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) GTEST_SKIP() << python << " lacks numpy or the spectral package";
     ASSERT_EQ(status, 0) << command;
     spy_ = nlohmann::json::parse(std::ifstream(json_path));
   }

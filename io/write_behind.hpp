@@ -1,0 +1,41 @@
+// Writes row blocks on a background thread while the caller computes the next one:
+// two buffers, one being filled, one being written. Writing in the caller's thread is
+// the fallback where a second thread may not touch the file: HDF5 (not thread-safe)
+// in use by the caller too, or collective writes that every rank must make in step.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <future>
+#include <span>
+#include <vector>
+
+#include "io/cube.hpp"
+
+namespace hb::io {
+
+class WriteBehind {
+ public:
+  WriteBehind(CubeWriter& writer, bool background) : writer_(writer), background_(background) {}
+  ~WriteBehind();
+  WriteBehind(const WriteBehind&) = delete;
+  WriteBehind& operator=(const WriteBehind&) = delete;
+
+  // A buffer of `count` floats to fill; it is not being written.
+  std::span<float> next_buffer(std::size_t count);
+  // Writes the buffer last returned by next_buffer as `rows`. Reports the failure of
+  // an earlier background write, if any; `wait_seconds` grows by the time spent blocked.
+  Status write(RowRange rows, double& wait_seconds);
+  // Waits for the last write.
+  Status finish(double& wait_seconds);
+
+ private:
+  CubeWriter& writer_;
+  bool background_;
+  std::array<std::vector<float>, 2> buffers_;
+  std::size_t current_ = 0;
+  std::size_t filled_ = 0;
+  std::future<Status> pending_;
+};
+
+}  // namespace hb::io

@@ -1,0 +1,91 @@
+// The I/O that runs on extra threads: large reads split over several preads, and the
+// write-behind that writes one row block while the next is computed. Both must give
+// exactly the bytes of the serial path, and report failures.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <numeric>
+#include <vector>
+
+#include "io/cube.hpp"
+#include "io/posix_file.hpp"
+#include "io/write_behind.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace hb::io {
+namespace {
+
+std::vector<std::byte> pattern(std::size_t bytes) {
+  std::vector<std::byte> data(bytes);
+  std::uint32_t x = 12345;
+  for (auto& b : data) {
+    x = x * 1664525u + 1013904223u;
+    b = static_cast<std::byte>(x >> 24);
+  }
+  return data;
+}
+
+TEST(ParallelRead, LargeUnalignedReadsEqualTheFileBytes) {
+  const test::ScratchDir dir("hb_threaded_io");
+  const auto data = pattern((std::size_t{41} << 20) + 777);  // every thread gets a piece, and a ragged end
+  const auto path = dir.file("big.bin");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  auto file = PosixFile::open_read(path);
+  ASSERT_TRUE(file.ok()) << file.error().line();
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{3}, std::size_t{1} << 20}) {
+    std::vector<std::byte> out(data.size() - offset - 5);
+    ASSERT_TRUE(file->read_at(static_cast<std::int64_t>(offset), out).ok());
+    ASSERT_TRUE(std::equal(out.begin(), out.end(), data.begin() + static_cast<std::ptrdiff_t>(offset)))
+        << "offset " << offset;
+  }
+}
+
+TEST(ParallelRead, ReadPastTheEndIsAnError) {
+  const test::ScratchDir dir("hb_threaded_io");
+  const auto data = pattern(std::size_t{20} << 20);
+  const auto path = dir.file("short.bin");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  auto file = PosixFile::open_read(path);
+  ASSERT_TRUE(file.ok());
+  std::vector<std::byte> out(data.size());
+  const Status read = file->read_at(4096, out);  // the last piece runs off the end
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().line().find("unexpected end of file"), std::string::npos) << read.error().line();
+}
+
+// Rows written through the write-behind, in the background or not, read back equal.
+void round_trip(bool background, const std::string& path) {
+  CubeInfo info;
+  info.shape = {37, 11, 3};
+  info.type = DataType::f32;
+  {
+    auto writer = create_cube(path, info);
+    ASSERT_TRUE(writer.ok()) << writer.error().line();
+    WriteBehind behind(**writer, background);
+    double waited = 0;
+    for (std::int64_t r0 = 0; r0 < info.shape.lines; r0 += 5) {
+      const RowRange rows{r0, std::min<std::int64_t>(r0 + 5, info.shape.lines)};
+      auto out = behind.next_buffer(static_cast<std::size_t>(rows.rows() * 11 * 3));
+      std::iota(out.begin(), out.end(), static_cast<float>(r0 * 33));
+      ASSERT_TRUE(behind.write(rows, waited).ok());
+    }
+    ASSERT_TRUE(behind.finish(waited).ok());
+    ASSERT_TRUE((*writer)->commit().ok());
+  }
+  auto cube = open_cube(path);
+  ASSERT_TRUE(cube.ok()) << cube.error().line();
+  std::vector<float> all(static_cast<std::size_t>(37 * 33));
+  ASSERT_TRUE((*cube)->read_rows({0, 37}, std::as_writable_bytes(std::span<float>(all))).ok());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<float>(i)) << i;
+}
+
+TEST(WriteBehind, BackgroundAndForegroundWritesReadBackEqual) {
+  const test::ScratchDir dir("hb_threaded_io");
+  round_trip(true, dir.file("behind.hdr"));
+  round_trip(false, dir.file("inline.hdr"));
+  round_trip(true, dir.file("behind.h5"));
+}
+
+}  // namespace
+}  // namespace hb::io
