@@ -104,6 +104,25 @@ def check_kill_and_resume(cli, tmp, env, checks):
     checks.true(all(resumed[k] == reference[k] for k in reference), "byte-identical to the uninterrupted job")
 
 
+def check_array(cli, tmp, env, checks):
+    """A job array of 2 shards, then the dependent task that merges and reports."""
+    job = write(os.path.join(tmp, "array.toml"), '[job]\nname = "array"\noutput = "out-array"\n' + "".join(
+        f'[[generate]]\nname = "a{i}"\nlines = {40 + 8 * i}\nsamples = 48\nbands = 24\nclasses = 3\nseed = {i}\n'
+        for i in range(3)) + '[mnf]\ncomponents = 3\n[report]\n')
+    sub = subprocess.run([cli, "submit", job, "--array", "2", "--tasks-per-node", "1"], capture_output=True, text=True,
+                         env=env)
+    ids = sub.stdout.split()
+    checks.equal(len(ids), 2, f"submit --array prints the array's and the report task's ids: {sub.stdout!r} {sub.stderr}")
+    checks.equal(wait_for(ids[1], env, 120), "COMPLETED", "the report task after the array")
+    out = os.path.join(tmp, "out-array")
+    shards = [metrics(out, f"metrics-shard{i}.json") for i in range(2)]
+    checks.equal(sorted(m["shard"] for m in shards), [0, 1], "one metrics file per shard")
+    # Dealt by size: a2 (largest) to shard 0, a1 to shard 1, a0 to shard 1 (fewer bytes).
+    checks.equal([m["stages"]["mnf"]["done"] for m in shards], [1, 2], "scenes per shard follow the size rule")
+    checks.true(all(e["status"] == "done" for e in manifest(out).values()), "every scene done")
+    checks.true("3 scenes: 3 complete, 0 failed" in open(os.path.join(out, "report.md")).read(), "the merged report")
+
+
 def check_run(cli, shared, tmp, env, checks):
     jasper = os.path.join(shared, "jasper_ridge", "jasper_ridge.hdr")
     truth = os.path.join(shared, "jasper_ridge", "jasper_ridge_labels_gt.hdr")
@@ -171,6 +190,7 @@ def main():
             raise AssertionError(f"local Slurm did not start: {started.stdout}{started.stderr}")
         check_run(args.cli, args.shared_data, tmp, env, checks)
         check_kill_and_resume(args.cli, tmp, env, checks)
+        check_array(args.cli, tmp, env, checks)
     finally:
         subprocess.run([args.local_cluster, "stop", cluster])
         shutil.rmtree(tmp, ignore_errors=True)
