@@ -146,6 +146,7 @@ class RankRun {
   }
 
   void start_scene(const SceneSpec& s) { chain_[s.name] = scene_fingerprint(s); }
+  bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
   void mark_failed(const std::string& scene, const std::string& step, const std::string& error) {
     failed_.insert(scene);
     record(scene, step, "failed", {}, {}, error, nullptr);
@@ -222,9 +223,11 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
   std::error_code ec;
   fs::create_directories(fs::path(stats).parent_path(), ec);
   std::map<std::string, std::string> mine;
-  for (const auto* s : a.mine) mine[s->name] = job.ingest.enabled
-                                                   ? (fs::path(job.output) / "scenes" / s->name / (s->name + ".h5")).string()
-                                                   : s->path;
+  for (const auto* s : a.mine) {
+    if (run.has_failed(s->name)) continue;  // failed to generate or ingest: no statistics to give
+    const auto ingested = fs::path(job.output) / "scenes" / s->name / (s->name + ".h5");
+    mine[s->name] = job.ingest.enabled ? ingested.string() : s->path;
+  }
   const auto start = Clock::now();
   const auto result = build_campaign_basis(job, mine, stats, comm);
   for (const auto& [scene, error] : result.failed) run.mark_failed(scene, "mnf-basis", error);
