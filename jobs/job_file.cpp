@@ -144,6 +144,8 @@ Status read_knn(const toml::table& root, JobSpec& job) {
   const int sources = (knn.train_fraction ? 1 : 0) + (knn.train_per_class ? 1 : 0) + (knn.train_file.empty() ? 0 : 1);
   if (sources != 1) return r.error("k", "give exactly one of train_fraction, train_per_class, train");
   if (knn.features == "mnf" && !job.mnf.enabled) return r.error("features", "'mnf' needs an [mnf] step");
+  if (knn.features == "mnf" && !knn.train_file.empty())
+    return r.error("features", "a training file holds band spectra: use features = \"bands\" with train");
   return r.finish();
 }
 
