@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "io/hdf5_access.hpp"  // broadcast_from_root
 #include "jobs/campaign.hpp"
 #include "jobs/manifest.hpp"
 #include "jobs/metrics.hpp"
@@ -25,14 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string broadcast_string(std::string text, const mpi::Comm& comm) {
-  int length = static_cast<int>(text.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm.handle());
-  text.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm.handle());
-  return text;
-}
 
 std::string new_run_id() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -270,7 +263,7 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   std::error_code ec;
   if (comm.is_root()) fs::create_directories(journal_dir(job->output), ec);
   if (comm.any(static_cast<bool>(ec))) return io_error(job->output, "cannot create the output folder");
-  const std::string run_id = broadcast_string(comm.is_root() ? new_run_id() : std::string(), comm);
+  const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
   log_to_file(job->output, run_id, comm.rank());
   auto manifest = Manifest::load(job->output);
   if (!manifest) return manifest.error();
