@@ -268,6 +268,9 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   auto manifest = Manifest::load(job->output);
   if (!manifest) return manifest.error();
 
+  if (job->large_scene_bytes > 0 && comm.is_parallel() && comm.is_root())
+    spdlog::warn("large_scene_mb: splitting a scene over ranks waits for the distributed MNF pipeline; "
+                 "every scene goes to one rank (jobs/README.md, Scheduling)");
   const Assignment a = assign(*scenes, o, comm);
   spdlog::info("job {}: {} scenes in shard {}/{}, {} on rank {} of {}", job->name, a.shard.size(), o.shard, o.shards,
                a.mine.size(), comm.rank(), comm.size());
