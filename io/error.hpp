@@ -14,6 +14,7 @@ enum class ErrorKind {
   io = 4,         // a file cannot be opened, read, written or renamed
   resource = 5,   // out of memory or device resources
   internal = 1,   // a bug: an invariant did not hold
+  scenes_failed = 6,  // a batch run (hyperbatch run) finished, but some scenes failed
 };
 
 struct Error {

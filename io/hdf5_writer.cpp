@@ -130,6 +130,8 @@ Result<h5::Dataset> create_dataset(hid_t file, const CubeInfo& info, const std::
   H5Pset_chunk(dcpl.get(), 3, chunk.data());
   // Every row is written before commit, so fill values would only cost a pass of writes.
   H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
+  // No modification times in object headers: the same inputs give the same bytes.
+  H5Pset_obj_track_times(dcpl.get(), false);
   h5::Dataset dataset(H5Dcreate2(file, kCube, h5::file_type(info.type), space.get(), H5P_DEFAULT,
                                  dcpl.get(), H5P_DEFAULT));
   if (!dataset)
@@ -151,7 +153,9 @@ Result<std::unique_ptr<CubeWriter>> create_hdf5_cube(const std::string& path, co
   if (parallel != nullptr) temporary = h5::broadcast_from_root(temporary, *parallel);
 
   const auto fapl = h5::file_access(parallel, true);
-  h5::File file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+  h5::PropertyList fcpl(H5Pcreate(H5P_FILE_CREATE));
+  H5Pset_obj_track_times(fcpl.get(), false);  // the root group too: reruns write identical bytes
+  h5::File file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()));
   if (!file)
     return io_error(path, "cannot create temporary file " + temporary + ": " + h5::hdf5_error_detail());
   HB_TRY(h5::write_format_marker(file.get(), path));

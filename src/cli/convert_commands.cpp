@@ -8,6 +8,7 @@
 
 #include "io/cube.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/convert.hpp"
 #include "src/cli/progress.hpp"
 
 namespace hb::cli {
@@ -15,19 +16,13 @@ namespace {
 
 constexpr std::int64_t kCopyBudgetBytes = 64ll << 20;  // per step; bounds memory for any scene
 
-struct ConvertOptions {
-  std::string input;
-  std::string output;
-  std::string interleave;  // export only; empty = the scene's original interleave
-};
-
-Status copy_scene(const io::Cube& in, io::CubeWriter& out) {
+Status copy_scene(const io::Cube& in, io::CubeWriter& out, bool show_progress) {
   const auto& info = in.info();
   const std::int64_t rows_per_step =
       std::max<std::int64_t>(1, kCopyBudgetBytes / std::max<std::int64_t>(1, info.bytes_per_row()));
   std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(rows_per_step, info.shape.lines) *
                                                          info.bytes_per_row()));
-  ProgressReporter progress("copy " + in.path(), "rows", true);
+  ProgressReporter progress("copy " + in.path(), "rows", show_progress);
   for (std::int64_t r0 = 0; r0 < info.shape.lines; r0 += rows_per_step) {
     const io::RowRange rows{r0, std::min(info.shape.lines, r0 + rows_per_step)};
     const std::span<std::byte> chunk(buffer.data(), static_cast<std::size_t>(rows.rows() * info.bytes_per_row()));
@@ -37,6 +32,8 @@ Status copy_scene(const io::Cube& in, io::CubeWriter& out) {
   }
   return out.commit();
 }
+
+}  // namespace
 
 Status convert(const ConvertOptions& options, io::CubeFormat expected_output) {
   if (io::format_from_path(options.output) != expected_output)
@@ -55,10 +52,12 @@ Status convert(const ConvertOptions& options, io::CubeFormat expected_output) {
 
   auto writer = io::create_cube(options.output, info, write);
   if (!writer) return writer.error();
-  HB_TRY(copy_scene(**cube, **writer));
+  HB_TRY(copy_scene(**cube, **writer, options.show_progress));
   spdlog::info("wrote {}", options.output);
   return {};
 }
+
+namespace {
 
 Registered register_convert(CLI::App& root, const char* name, const char* help, io::CubeFormat output_format) {
   auto options = std::make_shared<ConvertOptions>();

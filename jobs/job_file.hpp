@@ -1,0 +1,94 @@
+// A job file (TOML) as data: the collection of scenes, the output folder and the steps
+// with their parameters. Parsing checks everything a run would trip over later, and
+// every error names the key and its line in the file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+#include "src/synth/synth.hpp"
+
+namespace hb::jobs {
+
+// A scene the run makes itself ([[generate]]): a synthetic scene, its truth beside it.
+struct GenerateSpec {
+  std::string name;
+  synth::SynthOptions options;
+};
+
+// One scene of the collection after globs are expanded. `name` is unique in the job
+// and names the scene's output folder.
+struct SceneSpec {
+  std::string name;
+  std::string path;   // ENVI header or HDF5 cube; for generated scenes, where it will be
+  std::string truth;  // class raster for knn; empty = none
+  std::optional<GenerateSpec> generate;
+};
+
+struct IngestStep {
+  bool enabled = false;
+};
+
+struct MnfStep {
+  bool enabled = false;
+  bool campaign = false;  // one basis from all scenes' statistics, applied to each scene
+  std::int64_t components = 10;
+  std::string noise = "diff";
+};
+
+struct KnnStep {
+  bool enabled = false;
+  int k = 5;
+  std::optional<double> train_fraction;
+  std::optional<std::int64_t> train_per_class;
+  std::string train_file;      // HDF5 training file instead of a draw from the truth
+  std::uint64_t seed = 1;
+  std::string features = "bands";  // "bands" or "mnf" (the mnf step's components)
+  std::string weights = "uniform";
+  std::string metric = "euclidean";
+};
+
+// Spectral angle mapping against a library: parsed and validated now, run once
+// `hyperbatch sam` (src/sam/run.hpp) is in the build.
+struct SamStep {
+  bool enabled = false;
+  std::string library;
+  double max_angle = 0.1;  // radians; pixels farther from every spectrum stay unclassified
+};
+
+struct QuicklookStep {
+  bool enabled = false;
+  double low_percent = 2.0;
+  double high_percent = 98.0;
+};
+
+struct JobSpec {
+  std::string file;    // the job file, as given
+  std::string name;
+  std::string output;  // absolute or relative to the job file's folder, resolved
+  std::string backend = "auto";
+  std::vector<std::string> scene_paths;  // explicit, resolved
+  std::vector<std::string> globs;        // resolved patterns
+  std::string truth_pattern;             // "{dir}/{stem}_truth.hdr"; empty = none
+  std::vector<SceneSpec> explicit_scenes;  // from [[collection.scene]] tables
+  std::vector<GenerateSpec> generate;
+  std::int64_t large_scene_bytes = 0;  // 0 = off; see jobs/README.md (scheduling)
+  IngestStep ingest;
+  MnfStep mnf;
+  KnnStep knn;
+  SamStep sam;
+  QuicklookStep quicklooks;
+  bool report = true;
+};
+
+// Reads and validates `path`. Errors are bad_input(path, "table.key", "line N: ...").
+Result<JobSpec> load_job_file(const std::string& path);
+
+// The scenes of the job, in a stable order: [[collection.scene]] tables, `scenes`,
+// glob matches (sorted), then generated scenes. Names must be unique.
+Result<std::vector<SceneSpec>> resolve_collection(const JobSpec& job);
+
+}  // namespace hb::jobs

@@ -1,0 +1,321 @@
+#include "jobs/runner.hpp"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "io/hdf5_access.hpp"  // broadcast_from_root
+#include "jobs/campaign.hpp"
+#include "jobs/manifest.hpp"
+#include "jobs/metrics.hpp"
+#include "jobs/progress.hpp"
+#include "jobs/report.hpp"
+#include "jobs/schedule.hpp"
+#include "jobs/steps.hpp"
+#include "src/backend/backend.hpp"
+
+namespace hb::jobs {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string new_run_id() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  return std::string(stamp) + "-" + std::to_string(::getpid());
+}
+
+std::int64_t planned_bytes(const SceneSpec& s) {
+  if (!s.generate) return scene_bytes(s.path);
+  const auto& o = s.generate->options;
+  return o.lines * o.samples * o.bands * 2;  // int16
+}
+
+// The scene's identity for checksums: its file(s), or how it is generated.
+std::string scene_fingerprint(const SceneSpec& s) {
+  Fingerprint f;
+  if (s.generate) {
+    const auto& o = s.generate->options;
+    f.add("generate").add(o.lines).add(o.samples).add(o.bands).add(o.classes)
+        .add(static_cast<std::int64_t>(o.seed)).add(std::to_string(o.fill_border));
+  } else {
+    f.add_file(s.path);
+    if (fs::path(s.path).extension() == ".hdr") f.add_file(fs::path(s.path).replace_extension(".img").string());
+  }
+  return f.hex();
+}
+
+struct Assignment {
+  std::vector<const SceneSpec*> shard;  // this task's scenes, in collection order
+  std::vector<const SceneSpec*> mine;   // this rank's
+  std::int64_t shard_bytes = 0;
+};
+
+Assignment assign(const std::vector<SceneSpec>& scenes, const RunOptions& o, const mpi::Comm& comm) {
+  std::vector<Sized> all;
+  for (const auto& s : scenes) all.push_back({s.name, planned_bytes(s)});
+  const auto shard_of = deal_by_size(all, o.shards);
+  Assignment a;
+  std::vector<Sized> in_shard;
+  for (std::size_t i = 0; i < scenes.size(); ++i)
+    if (shard_of[i] == o.shard) a.shard.push_back(&scenes[i]), in_shard.push_back(all[i]), a.shard_bytes += all[i].bytes;
+  const auto rank_of = deal_by_size(in_shard, comm.size());
+  for (std::size_t i = 0; i < a.shard.size(); ++i)
+    if (rank_of[i] == comm.rank()) a.mine.push_back(a.shard[i]);
+  return a;
+}
+
+void log_to_file(const std::string& dir, const std::string& run_id, int rank) {
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "logs", ec);
+  const auto path = (fs::path(dir) / "logs" / (run_id + "-rank" + std::to_string(rank) + ".log")).string();
+  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
+  sink->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l %v");
+  spdlog::default_logger()->sinks().push_back(sink);
+}
+
+void drop_file_log() {
+  auto& sinks = spdlog::default_logger()->sinks();
+  if (sinks.size() > 1) sinks.pop_back();
+}
+
+// Temporaries (.NAME.tmp.PID, io/atomic_file) left by a killed run: the step that
+// made them is redone, so they are only clutter. `scene` limits the clean-up to one
+// scene's files in a folder that several ranks share.
+void remove_temporaries(const fs::path& dir, const std::string& scene = {}) {
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec)) {
+    const std::string name = f.path().filename().string();
+    // In a scene's own folder every hidden file is a step's scratch (.knn-report too).
+    const bool temporary = name.size() > 1 && name[0] == '.' && (scene.empty() || name.find(".tmp.") != std::string::npos);
+    const bool ours = scene.empty() || name.rfind("." + scene + ".", 0) == 0 || name.rfind("." + scene + "_", 0) == 0;
+    if (temporary && ours) fs::remove(f.path(), ec);
+  }
+}
+
+// One rank's walk through its scenes.
+class RankRun {
+ public:
+  RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress)
+      : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
+
+  // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
+  bool run_steps(const SceneSpec& scene, std::size_t first, std::size_t last, const std::string& campaign_stats) {
+    if (failed_.count(scene.name) != 0) return false;
+    SceneContext c{job_, scene, job_.output, (fs::path(job_.output) / "scenes" / scene.name).string(), campaign_stats, {}};
+    c.progress = [&](double) { progress_.tick(); };
+    std::error_code ec;
+    fs::create_directories(c.scene_dir, ec);
+    remove_temporaries(c.scene_dir);
+    if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
+    const auto& steps = scene_steps();
+    for (std::size_t i = first; i < last; ++i) {
+      const Step& step = steps[i];
+      if (!step.wanted(job_, scene)) continue;
+      Fingerprint f;
+      f.add(step.name).add(step.parameters(job_)).add(chain_[scene.name]);
+      for (const auto& input : step.extra_inputs(c)) f.add_file(input);
+      const std::string checksum = f.hex();
+      chain_[scene.name] = checksum;
+      progress_.publish(scenes_done_, bytes_done_, scene.name + ": " + step.name);
+      if (manifest_.is_done(scene.name, step.name, checksum)) {
+        metrics.add({scene.name, step.name, "skipped", 0, 0, 0, 0});
+        continue;
+      }
+      if (!run_step(c, step, checksum)) return false;
+    }
+    return true;
+  }
+
+  void start_scene(const SceneSpec& s) { chain_[s.name] = scene_fingerprint(s); }
+  bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
+  void mark_failed(const std::string& scene, const std::string& step, const std::string& error) {
+    failed_.insert(scene);
+    record(scene, step, "failed", {}, {}, error, nullptr);
+  }
+  void scene_finished(std::int64_t bytes) {
+    ++scenes_done_;
+    bytes_done_ += bytes;
+    progress_.publish(scenes_done_, bytes_done_, "idle");
+  }
+  const std::string& checksum_of(const std::string& scene) { return chain_[scene]; }
+  void record(const std::string& scene, const std::string& step, const std::string& status, const std::string& checksum,
+              std::vector<std::string> outputs, const std::string& error, const nlohmann::json* summary) {
+    ManifestEntry e{scene, step, status, checksum, std::move(outputs), error, now_ns(), summary ? *summary : nullptr};
+    const Status s = journal_.append(e);
+    if (!s.ok()) spdlog::error("{}", s.error().line());
+  }
+
+  RankMetrics metrics;
+
+ private:
+  bool run_step(const SceneContext& c, const Step& step, const std::string& checksum) {
+    spdlog::info("{}: {}", c.scene.name, step.name);
+    const auto start = Clock::now();
+    auto outcome = step.run(c);
+    const double seconds = since(start);
+    if (!outcome) {
+      const std::string line = outcome.error().line();
+      spdlog::error("{}: {} failed: {}", c.scene.name, step.name, line);
+      metrics.add({c.scene.name, step.name, "failed", seconds, 0, 0, 0});
+      mark_failed(c.scene.name, step.name, line);
+      return false;
+    }
+    std::int64_t written = 0;
+    std::vector<std::string> relative;
+    for (const auto& path : outcome->outputs) {
+      written += output_bytes(path);
+      relative.push_back(fs::relative(path, job_.output).string());
+    }
+    metrics.add({c.scene.name, step.name, "done", seconds, outcome->bytes_read, written, outcome->pixels});
+    record(c.scene.name, step.name, "done", checksum, relative, {}, &outcome->summary);
+    return true;
+  }
+
+  const JobSpec& job_;
+  const Manifest& manifest_;
+  Journal& journal_;
+  RunProgress& progress_;
+  std::map<std::string, std::string> chain_;  // scene -> checksum of its last step
+  std::set<std::string> failed_;
+  int scenes_done_ = 0;
+  std::int64_t bytes_done_ = 0;
+};
+
+std::size_t step_index(const std::string& name) {
+  const auto& steps = scene_steps();
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].name == name) return i;
+  return steps.size();
+}
+
+// The campaign basis, unless the manifest already has it for these scenes and parameters.
+std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run, const Manifest& manifest,
+                           const RunOptions& o, const mpi::Comm& comm, const std::vector<SceneSpec>& scenes) {
+  const std::string stats = (fs::path(job.output) / "campaign" / "mnf_basis.h5").string();
+  Fingerprint f;
+  f.add("campaign-basis").add(job.mnf.components).add(job.mnf.noise);
+  for (const auto& s : scenes) f.add(s.name).add(scene_fingerprint(s));
+  const std::string checksum = f.hex();
+  if (manifest.is_done("campaign", "mnf-basis", checksum)) return stats;
+  if (o.shards > 1) {
+    spdlog::error("a campaign basis is built by one allocation: run the job once without --shard first");
+    return {};
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(stats).parent_path(), ec);
+  std::map<std::string, std::string> mine;
+  for (const auto* s : a.mine) {
+    if (run.has_failed(s->name)) continue;  // failed to generate or ingest: no statistics to give
+    const auto ingested = fs::path(job.output) / "scenes" / s->name / (s->name + ".h5");
+    mine[s->name] = job.ingest.enabled ? ingested.string() : s->path;
+  }
+  const auto start = Clock::now();
+  const auto result = build_campaign_basis(job, mine, stats, comm);
+  for (const auto& [scene, error] : result.failed) run.mark_failed(scene, "mnf-basis", error);
+  run.metrics.add({"campaign", "mnf-basis", result.status.ok() ? "done" : "failed", since(start), result.bytes_read, 0,
+                   result.pixels});
+  if (!result.status.ok()) {
+    spdlog::error("campaign basis: {}", result.status.error().line());
+    if (comm.is_root()) run.record("campaign", "mnf-basis", "failed", {}, {}, result.status.error().line(), nullptr);
+    return {};
+  }
+  if (comm.is_root()) run.record("campaign", "mnf-basis", "done", checksum, {"campaign/mnf_basis.h5"}, {}, nullptr);
+  return stats;
+}
+
+// Rank 0 keeps the progress display alive while others finish.
+void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
+  MPI_Request request;
+  MPI_Ibarrier(comm.handle(), &request);
+  int done = 0;
+  while (MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0) {
+    progress.tick();
+    ::usleep(100000);
+  }
+}
+
+}  // namespace
+
+Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
+  const auto start = Clock::now();
+  std::int64_t start_ns = now_ns();
+  MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
+  auto job = load_job_file(o.job_file);
+  if (!job) return job.error();
+  auto scenes = resolve_collection(*job);
+  if (!scenes) return scenes.error();
+  for (const auto& step : scene_steps())
+    if (!step.available && step.wanted(*job, scenes->front()))
+      return Error{ErrorKind::usage, job->file, step.name,
+                   "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
+  std::error_code ec;
+  if (comm.is_root()) fs::create_directories(journal_dir(job->output), ec);
+  if (comm.any(static_cast<bool>(ec))) return io_error(job->output, "cannot create the output folder");
+  const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
+  log_to_file(job->output, run_id, comm.rank());
+  auto manifest = Manifest::load(job->output);
+  if (!manifest) return manifest.error();
+
+  if (job->large_scene_bytes > 0 && comm.is_parallel() && comm.is_root())
+    spdlog::warn("large_scene_mb: splitting a scene over ranks waits for the distributed MNF pipeline; "
+                 "every scene goes to one rank (jobs/README.md, Scheduling)");
+  const Assignment a = assign(*scenes, o, comm);
+  spdlog::info("job {}: {} scenes in shard {}/{}, {} on rank {} of {}", job->name, a.shard.size(), o.shard, o.shards,
+               a.mine.size(), comm.rank(), comm.size());
+  Journal journal(job->output, run_id, comm.rank());
+  RunProgress progress(journal_dir(job->output), run_id, comm.rank(), static_cast<int>(a.shard.size()), a.shard_bytes,
+                       o.show_progress);
+  RankRun run(*job, *manifest, journal, progress);
+
+  // Phase 1: make and ingest scenes; phase 2 (after a campaign basis): everything else.
+  const std::size_t split = job->mnf.campaign ? step_index("mnf") : scene_steps().size();
+  for (const auto* s : a.mine) {
+    run.start_scene(*s);
+    run.run_steps(*s, 0, split, {});
+  }
+  std::string campaign_stats;
+  if (job->mnf.campaign) {
+    campaign_stats = campaign_phase(*job, a, run, *manifest, o, comm, *scenes);
+    if (campaign_stats.empty())
+      for (const auto* s : a.mine) run.mark_failed(s->name, "mnf", "no campaign basis (see the campaign entry)");
+  }
+  for (const auto* s : a.mine) {
+    run.run_steps(*s, split, scene_steps().size(), campaign_stats);
+    run.scene_finished(planned_bytes(*s));
+  }
+  wait_for_all(progress, comm);
+  progress.finish();
+
+  auto backend = make_backend(*backend_kind_from_name(job->backend));
+  const auto per_rank = gather_json(run.metrics.to_json(comm.rank(), backend ? std::string((*backend)->name()) : "none",
+                                                         backend ? (*backend)->device_description() : ""),
+                                    comm);
+  RunOutcome outcome{static_cast<int>(a.shard.size()), 0, job->output};
+  Status finished;
+  if (comm.is_root()) {
+    const FinishOptions finish{run_id, start_ns, o.shards > 1, o.shard};
+    auto failed = finish_run(*job, a.shard, finish,
+                             run_metrics(per_rank, job->name, run_id, since(start), o.shard, o.shards, comm.size()));
+    if (failed) outcome.failed_scenes = *failed;
+    else finished = failed.error();
+  }
+  MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
+  drop_file_log();
+  if (comm.any(!finished.ok()))
+    return finished.ok() ? io_error(job->output, "rank 0 could not finish the run") : finished.error();
+  return outcome;
+}
+
+}  // namespace hb::jobs

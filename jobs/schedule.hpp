@@ -1,0 +1,41 @@
+// Which rank processes which scene, and the fingerprints that make a step's checksum.
+//
+// Scheduling rule (every rank computes the same answer, no messages): scenes are
+// sorted by size in bytes, largest first (ties by name), and each goes to the rank
+// with the least bytes so far (ties: lowest rank): greedy longest-processing-time
+// first, within 4/3 of the best makespan. With job arrays the same rule first deals
+// scenes to shards, then each shard's scenes to its ranks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hb::jobs {
+
+struct Sized {
+  std::string name;
+  std::int64_t bytes = 0;
+};
+
+// owner[i] = the bin (rank or shard) of item i, for `bins` bins.
+std::vector<int> deal_by_size(const std::vector<Sized>& items, int bins);
+
+// 64-bit FNV-1a, as 16 hex digits: stable across runs, machines and rank counts.
+class Fingerprint {
+ public:
+  Fingerprint& add(const std::string& text);
+  Fingerprint& add(std::int64_t value);
+  // A file by its path, size and modification time (not its content: hashing an
+  // archive scene would read it twice). Absent files hash as absent.
+  Fingerprint& add_file(const std::string& path);
+  std::string hex() const;
+
+ private:
+  std::uint64_t hash_ = 14695981039346656037ull;
+};
+
+// Bytes of a scene on disk: the header's data file for ENVI, the file for HDF5.
+std::int64_t scene_bytes(const std::string& path);
+
+}  // namespace hb::jobs

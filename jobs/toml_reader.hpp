@@ -1,0 +1,49 @@
+// Typed access to one TOML table that remembers which keys were read, so that unknown
+// (misspelt) keys are errors, and that names the key and its line in every error.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "io/error.hpp"
+
+namespace hb::jobs {
+
+class TomlReader {
+ public:
+  // `prefix` is the table's dotted name ("mnf", "collection"), empty for the root.
+  TomlReader(const toml::table& table, std::string file, std::string prefix);
+
+  Status string(const char* key, std::string& out);
+  Status integer(const char* key, std::int64_t& out, std::int64_t min, std::int64_t max);
+  Status number(const char* key, double& out, double min, double max);
+  Status boolean(const char* key, bool& out);
+  Status strings(const char* key, std::vector<std::string>& out);
+  // A value that must be one of `allowed`.
+  Status choice(const char* key, std::string& out, const std::vector<std::string>& allowed);
+  bool has(const char* key) const { return table_.contains(key); }
+  const toml::node* node(const char* key);
+
+  // Every key not read above is an error naming the key and its line.
+  Status finish() const;
+
+  Error error(const char* key, const std::string& message) const;
+  Error error_at(const toml::node& node, const std::string& key, const std::string& message) const;
+  std::string dotted(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+  const std::string& file() const { return file_; }
+
+ private:
+  const toml::table& table_;
+  std::string file_;
+  std::string prefix_;
+  std::set<std::string> used_;
+};
+
+std::string line_of(const toml::source_region& where);
+
+}  // namespace hb::jobs

@@ -1,0 +1,209 @@
+"""Job files: validation errors name the key and its line (exit 3); a corrupt scene is
+recorded as failed in the manifest and the report while the others complete (exit 6);
+a rerun skips what is done and redoes only what a changed parameter touches."""
+import os
+import shutil
+import subprocess
+
+from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_size, run_job, workdir, write
+
+SCENE = """
+[[generate]]
+name = "{name}"
+lines = 48
+samples = 40
+bands = 32
+classes = 3
+seed = {seed}
+"""
+
+
+def check_validation(cli, tmp, checks):
+    cases = {  # job text -> (key, line) the message must name
+        '[job]\nname = "x"\noutput = "o"\n[mnf]\ncomponents = "ten"\n': ("mnf.components", 5),
+        '[job]\nname = "x"\noutput = "o"\n\n[mnf]\ncomponets = 3\n': ("mnf.componets", 6),
+        '[job]\nname = "x"\noutput = "o"\n[knn]\nk = 5\n': ("knn.k", 5),
+        '[job]\nname = "x"\noutput = "o"\n[mnf]\nbasis = "global"\n': ("mnf.basis", 5),
+        '[job]\nname = "x"\n\n\noutput = 7\n': ("job.output", 5),
+        '[job]\nname = "x"\noutput = "o"\n[knn\n': ("toml", 4),
+        '[job]\nname = "x"\noutput = "o"\n[mystery]\na = 1\n': ("mystery", 4),
+        '[job]\nname = "x"\noutput = "o"\n[[generate]]\nname = "g"\nlines = -3\n': ("generate.lines", 6),
+    }
+    for i, (text, (key, line)) in enumerate(cases.items()):
+        job = write(os.path.join(tmp, f"bad{i}.toml"), text)
+        proc = subprocess.run([cli, "run", job], capture_output=True, text=True)
+        checks.equal(proc.returncode, 3, f"exit code for {key}")
+        checks.true(f"field '{key}'" in proc.stderr and f"line {line}:" in proc.stderr,
+                    f"message names '{key}' and line {line}: {proc.stderr!r}")
+        checks.true(job in proc.stderr, f"message names the job file: {proc.stderr!r}")
+
+
+def check_unavailable_step(cli, tmp, checks):
+    """A step the job language knows but this build cannot run stops the job before any work."""
+    job = write(os.path.join(tmp, "sam.toml"), '[job]\nname = "s"\noutput = "out-sam"\n' + SCENE.format(name="s", seed=1) +
+                '[sam]\nlibrary = "lib.hdr"\n')
+    proc = subprocess.run([cli, "run", job], capture_output=True, text=True)
+    if proc.returncode == 0:
+        print("sam step: available in this build")
+        return
+    checks.equal(proc.returncode, 2, "exit code for a step not in this build")
+    checks.true("field 'sam'" in proc.stderr, f"names the step: {proc.stderr!r}")
+    checks.true(not os.path.exists(os.path.join(tmp, "out-sam", "generated")), "no work done")
+
+
+def check_corrupt_scene(cli, tmp, checks):
+    # A header promising far more data than its file holds.
+    write(os.path.join(tmp, "corrupt.hdr"), "ENVI\nsamples = 40\nlines = 48\nbands = 32\nheader offset = 0\n"
+          "file type = ENVI Standard\ndata type = 2\ninterleave = bip\nbyte order = 0\n")
+    with open(os.path.join(tmp, "corrupt.img"), "wb") as f:
+        f.write(b"\0" * 1000)
+    job = write(os.path.join(tmp, "corrupt.toml"), '[job]\nname = "c"\noutput = "out-c"\n'
+                '[collection]\nscenes = ["corrupt.hdr"]\n' + SCENE.format(name="good", seed=2) +
+                '[mnf]\ncomponents = 3\n[knn]\nk = 3\ntrain_fraction = 0.1\nfeatures = "mnf"\n[quicklooks]\n[report]\n')
+    proc = run_job(cli, job, expect=EXIT_SCENES_FAILED)
+    out = os.path.join(tmp, "out-c")
+    m = manifest(out)
+    checks.equal(m[("corrupt", "mnf")]["status"], "failed", "corrupt scene's mnf entry")
+    checks.true("corrupt.img" in m[("corrupt", "mnf")]["error"], "the error names the data file")
+    for step in ("generate", "mnf", "knn", "quicklooks"):
+        checks.equal(m[("good", step)]["status"], "done", f"good scene's {step}")
+    checks.equal(png_size(os.path.join(out, "scenes/good/mnf_rgb.png")), (40, 48), "MNF quicklook size")
+    report = open(os.path.join(out, "report.md")).read()
+    checks.true("| corrupt | failed (mnf) |" in report and "## Failed scenes" in report, "report lists the failure")
+    checks.true("1 of 2 scenes failed" in proc.stderr, f"stderr says how many failed: {proc.stderr[-300:]}")
+
+
+def check_skip_and_redo(cli, tmp, checks):
+    text = ('[job]\nname = "r"\noutput = "out-r"\n' + SCENE.format(name="s1", seed=3) + SCENE.format(name="s2", seed=4) +
+            '[ingest]\n[mnf]\ncomponents = 3\n[knn]\nk = {k}\ntrain_fraction = 0.1\nfeatures = "mnf"\n[quicklooks]\n[report]\n')
+    job = write(os.path.join(tmp, "r.toml"), text.format(k=3))
+    out = os.path.join(tmp, "out-r")
+    run_job(cli, job)
+    first = manifest(out)
+    run_job(cli, job)
+    second = manifest(out)
+    checks.equal({k: e["finished_ns"] for k, e in second.items()}, {k: e["finished_ns"] for k, e in first.items()},
+                 "a rerun of a finished job redoes nothing")
+    write(job, text.format(k=5))
+    run_job(cli, job)
+    third = manifest(out)
+    for scene in ("s1", "s2"):
+        for step in ("generate", "ingest", "mnf"):
+            checks.equal(third[(scene, step)]["finished_ns"], first[(scene, step)]["finished_ns"], f"{scene} {step} kept")
+        for step in ("knn", "quicklooks"):
+            checks.true(third[(scene, step)]["finished_ns"] > first[(scene, step)]["finished_ns"], f"{scene} {step} redone")
+        checks.equal(third[(scene, "knn")]["summary"]["k"], 5, "knn redone with the new k")
+
+
+def check_campaign_basis(cli, shared, tmp, checks):
+    """A campaign of one scene twice (ENVI and HDF5 copies) has that scene's own MNF basis:
+    the moments double, so the basis is unchanged up to the n-1 normalisation of the noise
+    covariance (components scale by sqrt(2(m-1)/(2m-1)): 2.6e-5 relative for m = 9801 residuals)."""
+    import h5py
+    import numpy as np
+    jasper = os.path.join(shared, "jasper_ridge", "jasper_ridge.hdr")
+    if not os.path.exists(jasper):
+        print(f"campaign basis: skipped, {jasper} absent")
+        return
+    copy = os.path.join(tmp, "jasper_copy.h5")
+    subprocess.run([cli, "-q", "ingest", jasper, "-o", copy], check=True)
+    job = write(os.path.join(tmp, "campaign.toml"), '[job]\nname = "campaign"\noutput = "out-campaign"\n'
+                f'[collection]\nscenes = ["{jasper}", "{copy}"]\n[mnf]\nbasis = "campaign"\ncomponents = 4\n[report]\n')
+    run_job(cli, job)
+    own = os.path.join(tmp, "own.h5")
+    subprocess.run([cli, "-q", "mnf", jasper, "-o", own, "--components", "4"], check=True)
+    with h5py.File(own) as f:
+        reference = f["cube"][...].astype(np.float64)
+    out = os.path.join(tmp, "out-campaign", "scenes")
+    for scene in ("jasper_ridge", "jasper_copy"):
+        with h5py.File(os.path.join(out, scene, "mnf.h5")) as f:
+            got = f["cube"][...].astype(np.float64)
+        for c in range(4):
+            sign = np.sign(np.sum(got[..., c] * reference[..., c]))
+            err = np.max(np.abs(sign * got[..., c] - reference[..., c])) / np.max(np.abs(reference[..., c]))
+            checks.true(err < 1e-4, f"{scene} campaign component {c + 1} equals the scene's own (rel. error {err:.2e})")
+    with open(os.path.join(tmp, "out-campaign", "report.md")) as f:
+        checks.true("one campaign-wide basis" in f.read(), "the report names the campaign basis")
+
+
+def check_campaign_moments(cli, tmp, checks, ranks=1):
+    """Campaign statistics over two different scenes equal numpy's over the pooled pixels:
+    data covariance of all pixels, noise covariance of the diff residuals of each scene
+    (SPy's noise_from_diffs: covariance of x(r,c) - x(r+1,c+1), halved)."""
+    import h5py
+    import numpy as np
+    job = write(os.path.join(tmp, f"moments{ranks}.toml"), f'[job]\nname = "m"\noutput = "out-m{ranks}"\n' +
+                SCENE.format(name="m1", seed=11) + SCENE.format(name="m2", seed=12) +
+                '[mnf]\nbasis = "campaign"\ncomponents = 3\n')
+    if ranks == 1:
+        run_job(cli, job)
+    else:  # each rank gathers its own scene; the moments meet in an allreduce
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", str(ranks), cli, "run", job, "--no-progress"],
+                       check=True, capture_output=True, env=env)
+    out = os.path.join(tmp, f"out-m{ranks}")
+    pixels, residuals = [], []
+    for name in ("m1", "m2"):
+        hdr = open(os.path.join(out, "generated", name + ".hdr")).read()
+        cube = np.fromfile(os.path.join(out, "generated", name + ".img"), dtype="<i2").reshape(48, 40, 32).astype(float)
+        checks.true("interleave = bip" in hdr, f"{name} is BIP")
+        pixels.append(cube.reshape(-1, 32))
+        residuals.append((cube[:-1, :-1, :] - cube[1:, 1:, :]).reshape(-1, 32))
+    data_cov = np.cov(np.concatenate(pixels).T)
+    noise_cov = np.cov(np.concatenate(residuals).T) / 2
+    with h5py.File(os.path.join(out, "campaign", "mnf_basis.h5")) as f:
+        got_data = f["mnf/data_covariance"][...]
+        got_noise = f["mnf/noise_covariance"][...]
+        checks.equal(int(f["mnf"].attrs["data_pixels"]), 2 * 48 * 40, "campaign pixel count")
+    for what, got, want in (("data", got_data, data_cov), ("noise", got_noise, noise_cov)):
+        err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+        checks.true(err < 1e-9, f"{ranks} rank(s): campaign {what} covariance matches numpy (rel. error {err:.1e})")
+
+
+def check_submit_scripts(cli, tmp, checks):
+    """`submit --dry-run` prints the script it wrote next to the outputs, from the right template."""
+    job = write(os.path.join(tmp, "sub.toml"), '[job]\nname = "sub job"\noutput = "out-sub"\n' + SCENE.format(name="s", seed=1))
+    script_path = os.path.join(tmp, "out-sub", "hyperbatch.sbatch")
+    cases = [
+        (["--nodes", "2", "--gpus-per-node", "4", "--time", "01:00:00", "--partition", "gpu"],
+         ["#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=4", "#SBATCH --gpus-per-task=1", "#SBATCH --time=01:00:00",
+          "#SBATCH --partition=gpu", "srun --mpi=pmix --distribution=block:block --gpu-bind=single:1 ",
+          "#SBATCH --job-name=sub_job", "multi-node.sbatch"], ["--gpus-per-node"]),
+        (["--nodes", "1", "--gpus-per-node", "0", "--tasks-per-node", "2"],
+         ["#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2", "srun --mpi=pmix " + os.path.realpath(cli), "one-node.sbatch"],
+         ["gpu", "--time", "--partition"]),
+        (["--nodes", "1", "--gpus-per-node", "4", "--array", "8"],
+         ["#SBATCH --array=0-7", '--shard "${SLURM_ARRAY_TASK_ID}/8"', "array.sbatch", "--gpus-per-task=1"], []),
+    ]
+    for extra, wanted, unwanted in cases:
+        proc = subprocess.run([cli, "submit", job, *extra, "--dry-run"], capture_output=True, text=True)
+        checks.equal(proc.returncode, 0, f"submit {extra}: {proc.stderr}")
+        printed = proc.stdout.split("\n", 1)[1]
+        checks.equal(printed, open(script_path).read(), "the printed script is the one written next to the outputs")
+        for line in wanted:
+            checks.true(line in printed, f"submit {extra}: script has {line!r}:\n{printed}")
+        for word in unwanted:
+            checks.true(word not in printed.split("set -euo")[0].replace(cli, ""), f"submit {extra}: no {word!r}")
+    bad = subprocess.run([cli, "submit", job, "--gpus-per-node", "4", "--tasks-per-node", "2", "--dry-run"],
+                         capture_output=True, text=True)
+    checks.equal(bad.returncode, 2, "tasks != GPUs is a usage error")
+
+
+def main():
+    args = parse_args()
+    checks = Checks()
+    with workdir() as tmp:
+        check_validation(args.cli, tmp, checks)
+        check_unavailable_step(args.cli, tmp, checks)
+        check_corrupt_scene(args.cli, tmp, checks)
+        check_skip_and_redo(args.cli, tmp, checks)
+        check_submit_scripts(args.cli, tmp, checks)
+        check_campaign_moments(args.cli, tmp, checks)
+        if shutil.which("mpirun"):
+            check_campaign_moments(args.cli, tmp, checks, ranks=2)
+        check_campaign_basis(args.cli, args.shared_data, tmp, checks)
+    checks.done("job files")
+
+
+if __name__ == "__main__":
+    main()
