@@ -51,8 +51,7 @@ struct KnnStep {
   std::string metric = "euclidean";
 };
 
-// Spectral angle mapping against a library: parsed and validated now, run once
-// `hyperbatch sam` (src/sam/run.hpp) is in the build.
+// Spectral angle mapping against a library (src/sam/run.hpp), resampled to each scene.
 struct SamStep {
   bool enabled = false;
   std::string library;

@@ -14,6 +14,7 @@
 #include "src/knn/report.hpp"
 #include "src/knn/run.hpp"
 #include "src/mnf/run.hpp"
+#include "src/sam/run.hpp"
 #include "src/synth/synth.hpp"
 
 namespace hb::jobs {
@@ -133,8 +134,24 @@ Result<StepOutcome> run_knn(const SceneContext& c) {
 }
 
 Result<StepOutcome> run_sam(const SceneContext& c) {
-  return Error{ErrorKind::usage, c.job.file, "sam",
-               "this build has no SAM step yet (hyperbatch sam, src/sam/run.hpp): remove [sam] from the job"};
+  sam::SamJob job;
+  job.scene = c.cube();
+  job.library = c.job.sam.library;
+  job.output = c.file("sam_classes.hdr");
+  job.max_angle = c.job.sam.max_angle;
+  job.backend = *backend_kind_from_name(c.job.backend);
+  auto result = sam::run(job, [&](std::int64_t done, std::int64_t total) {
+    if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
+  });
+  if (!result) return result.error();
+  StepOutcome out;
+  out.outputs = result->outputs;
+  out.bytes_read = scene_bytes(job.scene);
+  out.pixels = result->classified + result->below_threshold + result->ignored;
+  out.summary = {{"references", result->references},     {"bands", result->bands},
+                 {"classified", result->classified},     {"below_threshold", result->below_threshold},
+                 {"ignored", result->ignored},           {"resampling", result->resampling}};
+  return out;
 }
 
 Result<StepOutcome> run_quicklooks(const SceneContext& c) {
@@ -180,7 +197,7 @@ const std::vector<Step>& scene_steps() {
        [](const SceneContext& c) { return std::vector<std::string>{c.scene.truth, c.job.knn.train_file}; }, run_knn},
       {"sam", [](const JobSpec& j, const SceneSpec&) { return j.sam.enabled; },
        [](const JobSpec& j) { return fmt::format("{}", j.sam.max_angle); },
-       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam, false},
+       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam},
       {"quicklooks", [](const JobSpec& j, const SceneSpec&) { return j.quicklooks.enabled; },
        [](const JobSpec& j) { return fmt::format("{} {}", j.quicklooks.low_percent, j.quicklooks.high_percent); },
        no_inputs, run_quicklooks},

@@ -44,8 +44,8 @@ struct Step {
   // Files other than the scene whose change must redo the step (truth, training, library).
   std::function<std::vector<std::string>(const SceneContext&)> extra_inputs;
   std::function<Result<StepOutcome>(const SceneContext&)> run;
-  // False for a step the job language knows but this build cannot run (SAM until
-  // src/sam lands): a job asking for it stops before any work, not scene by scene.
+  // False for a step the job language knows but this build cannot run: a job asking
+  // for it stops before any work, not scene by scene.
   bool available = true;
 };
 

@@ -38,17 +38,22 @@ def check_validation(cli, tmp, checks):
         checks.true(job in proc.stderr, f"message names the job file: {proc.stderr!r}")
 
 
-def check_unavailable_step(cli, tmp, checks):
-    """A step the job language knows but this build cannot run stops the job before any work."""
-    job = write(os.path.join(tmp, "sam.toml"), '[job]\nname = "s"\noutput = "out-sam"\n' + SCENE.format(name="s", seed=1) +
-                '[sam]\nlibrary = "lib.hdr"\n')
-    proc = subprocess.run([cli, "run", job], capture_output=True, text=True)
-    if proc.returncode == 0:
-        print("sam step: available in this build")
+def check_sam_step(cli, shared, tmp, checks):
+    """A [sam] step classifies each scene against a spectral library (resampled to it)."""
+    library = os.path.join(shared, "usgs_library", "usgs_1995_aviris224.hdr")
+    if not os.path.exists(library):
+        print(f"sam step: skipped, {library} is absent (../shared beside the clone)")
         return
-    checks.equal(proc.returncode, 2, "exit code for a step not in this build")
-    checks.true("field 'sam'" in proc.stderr, f"names the step: {proc.stderr!r}")
-    checks.true(not os.path.exists(os.path.join(tmp, "out-sam", "generated")), "no work done")
+    job = write(os.path.join(tmp, "sam.toml"), '[job]\nname = "s"\noutput = "out-sam"\n' + SCENE.format(name="s", seed=1) +
+                f'[sam]\nlibrary = "{library}"\nmax_angle = 0.5\n')
+    run_job(cli, job)
+    out = os.path.join(tmp, "out-sam")
+    entry = manifest(out)[("s", "sam")]
+    checks.equal(entry["status"], "done", "sam step in the manifest")
+    classes = [p for p in entry.get("outputs", []) if p.endswith("sam_classes.hdr")]
+    checks.true(len(classes) == 1 and os.path.exists(classes[0]), f"sam class map written: {entry.get('outputs')}")
+    checks.equal(entry["summary"]["classified"] + entry["summary"]["below_threshold"] + entry["summary"]["ignored"],
+                 48 * 40, "every pixel accounted for")
 
 
 def check_corrupt_scene(cli, tmp, checks):
@@ -194,7 +199,7 @@ def main():
     checks = Checks()
     with workdir() as tmp:
         check_validation(args.cli, tmp, checks)
-        check_unavailable_step(args.cli, tmp, checks)
+        check_sam_step(args.cli, args.shared_data, tmp, checks)
         check_corrupt_scene(args.cli, tmp, checks)
         check_skip_and_redo(args.cli, tmp, checks)
         check_submit_scripts(args.cli, tmp, checks)
