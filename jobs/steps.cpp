@@ -113,6 +113,8 @@ Result<knn::KnnJob> knn_job(const SceneContext& c) {
 Result<StepOutcome> run_knn(const SceneContext& c) {
   auto job = knn_job(c);
   if (!job) return job.error();
+  const auto this_rank = mpi::Comm::self();  // the runner gives each rank whole scenes
+  job->comm = &this_rank;
   auto result = knn::run_knn_job(*job, [&](std::int64_t done, std::int64_t total) {
     if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
   });

@@ -334,27 +334,29 @@ Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, 
   const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
   const auto krules = rules_of(rules, good_bands_.as<int>());
   const std::int64_t pixels = view.core_pixels();
-  if (static_cast<std::int64_t>(out.size()) != pixels * outputs || map.matrix.rows != krules.nb)
+  if (static_cast<std::int64_t>(out.size()) != pixels * outputs || map.matrix.rows != krules.nb ||
+      static_cast<int>(map.center.size()) != krules.nb ||
+      (!map.offset.empty() && static_cast<std::int64_t>(map.offset.size()) != outputs))
     return Error{ErrorKind::internal, {}, {}, "transform: shapes of tile, map and output disagree"};
   HB_TRY(reserve_matrices(pixels, outputs));
-  // The map (centre, matrix, offset) is uploaded once per run.
+  // The map (matrix, centre, offset) is uploaded when its values change: compared by
+  // content, since a new map may reuse the freed memory of the last one.
   const std::size_t matrix_doubles = static_cast<std::size_t>(krules.nb) * outputs;
-  HB_TRY(check(map_.reserve((matrix_doubles + krules.nb + outputs) * sizeof(double)), "map buffer"));
+  std::vector<double> packed(map.matrix.data.begin(), map.matrix.data.end());
+  packed.insert(packed.end(), map.center.begin(), map.center.end());
+  if (map.offset.empty()) packed.resize(packed.size() + static_cast<std::size_t>(outputs), 0.0);
+  else packed.insert(packed.end(), map.offset.begin(), map.offset.end());
+  const auto map_bytes = map_.bytes();
+  HB_TRY(check(map_.reserve(packed.size() * sizeof(double)), "map buffer"));
+  if (map_.bytes() != map_bytes || packed != map_on_device_) {
+    HB_TRY(check(cudaMemcpyAsync(map_.as<double>(), packed.data(), packed.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy map"));
+    HB_TRY(check(cudaStreamSynchronize(stream_), "copy map"));
+    map_on_device_ = std::move(packed);
+  }
   double* d_matrix = map_.as<double>();
   double* d_center = d_matrix + matrix_doubles;
   double* d_offset = d_center + krules.nb;
-  if (map_key_ != map.matrix.data.data()) {
-    std::vector<double> offset(static_cast<std::size_t>(outputs), 0.0);
-    if (!map.offset.empty()) offset = map.offset;
-    HB_TRY(check(cudaMemcpyAsync(d_matrix, map.matrix.data.data(), matrix_doubles * sizeof(double),
-                                 cudaMemcpyHostToDevice, stream_), "copy map"));
-    HB_TRY(check(cudaMemcpyAsync(d_center, map.center.data(), map.center.size() * sizeof(double),
-                                 cudaMemcpyHostToDevice, stream_), "copy map"));
-    HB_TRY(check(cudaMemcpyAsync(d_offset, offset.data(), offset.size() * sizeof(double), cudaMemcpyHostToDevice,
-                                 stream_), "copy map"));
-    HB_TRY(check(cudaStreamSynchronize(stream_), "copy map"));
-    map_key_ = map.matrix.data.data();
-  }
   HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   HB_TRY(check(km::convert_center_f64(view, krules, valid_.as<std::uint8_t>(), d_center, matrix_.as<double>(),

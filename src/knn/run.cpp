@@ -109,7 +109,8 @@ Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, cons
 
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) {
   HB_TRY(check_job(job));
-  if (const auto world = mpi::Comm::world(); world.is_parallel()) return run_knn_job_ranks(job, world);
+  if (const auto ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world(); ranks.is_parallel())
+    return run_knn_job_ranks(job, ranks);
   if (job.features.kind == FeatureSpec::Kind::mnf && job.features_scene.empty())
     return run_on_mnf_components(job, progress);
   SceneContext s;

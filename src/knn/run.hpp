@@ -8,6 +8,7 @@
 #include <string>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/features.hpp"
 #include "src/knn/report.hpp"
@@ -36,6 +37,9 @@ struct KnnJob {
   std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
   std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source
   ShardMode shard_mode = ShardMode::automatic;  // several ranks: ring or allgather of the training shards
+  // The ranks that share this job; null = every rank (the world). A job runner that gives
+  // each rank its own scenes passes a one-rank communicator.
+  const mpi::Comm* comm = nullptr;
 };
 
 struct KnnJobResult {

@@ -119,9 +119,10 @@ std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
 }  // namespace
 
 std::int64_t granule_rows(const Backend& backend) {
-  // 64 rows (~43 k pixels of a 677-sample line) keep each GPU call busy. Granules never
-  // span tiles: statistics tiles are rounded up to whole granules.
-  return backend.kind() == BackendKind::cuda ? 64 : 1;
+  // 128 rows (~87 k pixels of a 677-sample line) keep each GPU call busy, and the
+  // default tile (~126 rows from the 256 MiB budget) rounds up to one granule: one sync
+  // per tile. Granules never span tiles: statistics tiles are whole granules.
+  return backend.kind() == BackendKind::cuda ? 128 : 1;
 }
 
 std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& options, std::int64_t outputs_per_pixel) {
@@ -163,7 +164,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   const auto zero_noise = std::vector<double>(stats.rules.bands.size(), 0.0);
 
   // Granule moments summed over a tree fixed by scene rows (TreeSum): the same bits for
-  // any rank count and tile size (one row per granule on the CPU, 64 on the GPU).
+  // any rank count and tile size (one row per granule on the CPU, 128 on the GPU).
   TreeSum data_sum(*shift), noise_sum(zero_noise);
   std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
   StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),

@@ -28,7 +28,7 @@ std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& opti
 // `options` with the tile budget the backend can hold (less free GPU memory, smaller tiles).
 PipelineOptions with_device_budget(PipelineOptions options, const Backend& backend);
 
-// Scene rows per unit of the statistics reduction (see TreeSum): 1 on the CPU, 64 on a
+// Scene rows per unit of the statistics reduction (see TreeSum): 1 on the CPU, 128 on a
 // GPU (where a granule is a narrower core of the tile already on the device). Fixed
 // per backend, so statistics have the same bits for any tile size and rank count.
 std::int64_t granule_rows(const Backend& backend);

@@ -50,7 +50,7 @@ def check_sam_step(cli, shared, tmp, checks):
     out = os.path.join(tmp, "out-sam")
     entry = manifest(out)[("s", "sam")]
     checks.equal(entry["status"], "done", "sam step in the manifest")
-    classes = [p for p in entry.get("outputs", []) if p.endswith("sam_classes.hdr")]
+    classes = [os.path.join(out, p) for p in entry.get("outputs", []) if p.endswith("sam_classes.hdr")]
     checks.true(len(classes) == 1 and os.path.exists(classes[0]), f"sam class map written: {entry.get('outputs')}")
     checks.equal(entry["summary"]["classified"] + entry["summary"]["below_threshold"] + entry["summary"]["ignored"],
                  48 * 40, "every pixel accounted for")
