@@ -14,6 +14,7 @@ struct SamCliOptions {
   std::string method = "sam";
   std::string backend = "auto";
   std::string formulation = "auto";
+  std::string dedup = "auto";
   std::string resample = "auto";
 };
 
@@ -56,12 +57,15 @@ Registered register_sam(CLI::App& root) {
   app->add_option("--backend", o->backend, "Where scoring runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app->add_option("--formulation", o->formulation, "CUDA: direct kernel, DGEMM, or auto by library size")
       ->check(CLI::IsMember({"auto", "direct", "gemm"}));
+  app->add_option("--dedup", o->dedup, "Score each distinct spectrum of a tile once: auto (while it pays), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   app->add_option("--tile-rows", job.tile_rows, "Scene rows per tile (0 = from a memory budget)")
       ->check(CLI::NonNegativeNumber);
   return {app, [o]() -> Status {
             o->job.method = *sam::method_from_name(o->method);
             o->job.backend = *backend_kind_from_name(o->backend);
             o->job.formulation = *sam::formulation_from_name(o->formulation);
+            o->job.dedup = *dedup::mode_from_name(o->dedup);
             o->job.resampling = o->resample == "linear"     ? sam::Resampling::linear
                                 : o->resample == "gaussian" ? sam::Resampling::gaussian
                                                             : sam::Resampling::automatic;

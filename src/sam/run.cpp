@@ -12,6 +12,7 @@
 #include "src/knn/training_file.hpp"
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
+#include "src/sam/unique_pixels.hpp"
 
 namespace hb::sam {
 namespace {
@@ -120,7 +121,8 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
     tiles.push_back({r, std::min(info.shape.lines, r + result.tile_rows)});
   io::TileReader reader(scene, tiles, 0, (*scorer)->host_allocator());
   const PixelBands bands{library->bands, info.meta.data_ignore_value};
-  TileScores scores;
+  dedup::AutoRule dedup_rule(job.dedup);
+  TileScores scores, unique_scores;
   std::vector<std::uint16_t> labels;
   double input_wait = 0, compute = 0, writing = 0;
   while (true) {
@@ -130,7 +132,18 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
     if (!tile) return tile.error();
     if (!*tile) break;
     const Stopwatch work;
-    HB_TRY((*scorer)->score(**tile, bands, outputs->wants_rules(), scores));
+    const io::Tile& raw = **tile;
+    if (raw.pixels() > 1 && dedup_rule.use_for_next_tile()) {
+      auto dup = find_duplicate_pixels(raw, job.backend);
+      if (!dup) return dup.error();
+      dedup_rule.observe(*dup);
+      result.duplicates += dup->rows() - dup->uniques();
+      ++result.deduped_tiles;
+      HB_TRY((*scorer)->score(unique_pixel_tile(raw, *dup), bands, outputs->wants_rules(), unique_scores));
+      scatter_scores(unique_scores, *dup, library->count(), scores);
+    } else {
+      HB_TRY((*scorer)->score(raw, bands, outputs->wants_rules(), scores));
+    }
     labels.assign(scores.best.size(), 0);
     for (std::size_t p = 0; p < labels.size(); ++p) {
       if (scores.best[p] < 0) {
@@ -154,6 +167,10 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
   result.outputs = outputs->paths();
   result.seconds = total.seconds();
   spdlog::info("sam pass: {:.3f} s waiting for input, {:.3f} s scoring, {:.3f} s writing", input_wait, compute, writing);
+  spdlog::info("sam: dedup {}: ran on {} of {} tiles, {} of {} pixels were duplicates ({:.1f} %)",
+               dedup::mode_name(job.dedup), result.deduped_tiles, tiles.size(), result.duplicates,
+               info.shape.pixels(), 100.0 * static_cast<double>(result.duplicates) /
+                                        static_cast<double>(std::max<std::int64_t>(info.shape.pixels(), 1)));
   spdlog::info("sam: {:.3f} s, {:.1f} MB/s, {:.3g} pixels/s", result.seconds,
                static_cast<double>(info.total_bytes()) / 1e6 / std::max(result.seconds, 1e-9),
                static_cast<double>(info.shape.pixels()) / std::max(result.seconds, 1e-9));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "src/backend/backend.hpp"
+#include "src/dedup/dedup.hpp"
 #include "src/sam/resample.hpp"
 #include "src/sam/scorer.hpp"
 
@@ -41,6 +42,9 @@ struct SamJob {
   Formulation formulation = Formulation::automatic;
   std::int64_t tile_rows = 0;                          // 0 = from memory_bytes
   std::int64_t memory_bytes = std::int64_t{512} << 20;  // per tile: raw samples, scores, outputs
+  // Score each distinct spectrum of a tile once (exact duplicates: no-data borders
+  // without a declared ignore value, saturated or repeated pixels); auto as knn --dedup.
+  dedup::Mode dedup = dedup::Mode::automatic;
 };
 
 struct SamResult {
@@ -55,6 +59,8 @@ struct SamResult {
   std::int64_t below_threshold = 0;  // valid pixels left unclassified by --max-angle / --min-correlation
   std::int64_t ignored = 0;          // ignored or degenerate pixels
   std::int64_t tile_rows = 0;
+  std::int64_t duplicates = 0;       // pixels whose scores were copied from an identical one
+  std::int64_t deduped_tiles = 0;
   double seconds = 0;
 };
 

@@ -1,6 +1,6 @@
 // SAM / SCM on the CPU: scores against the float64 definitions on the real Jasper Ridge
 // scene, the ignore rules, thresholds, tile-size independence of the whole run, the
-// resampling rules and library errors. The Spectral Python / numpy oracles on real
+// resampling rules, library errors, and scoring each distinct spectrum once (--dedup). The Spectral Python / numpy oracles on real
 // libraries are in tests/python/test_sam_spy.py; CPU = GPU in tests/kernels/test_sam_cuda.cpp.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 
 #include "src/sam/resample.hpp"
 #include "src/sam/run.hpp"
+#include "src/synth/synth.hpp"
 #include "tests/src/sam_test_support.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -105,6 +106,55 @@ TEST(SamRun, OutputsDoNotDependOnTileSize) {
   }
   EXPECT_EQ(maps[0].size(), 10000u * 2);
   EXPECT_EQ(rules[0].size(), 10000u * 4 * 4);
+  EXPECT_EQ(maps[0], maps[1]);
+  EXPECT_EQ(maps[0], maps[2]);
+  EXPECT_EQ(rules[0], rules[1]);
+  EXPECT_EQ(rules[0], rules[2]);
+}
+
+// A synthetic scene with a 40 % fill border whose header does not declare the fill as
+// no data: the border pixels are exact duplicates, scored once with dedup on or auto.
+TEST(SamRun, DedupScoresEachDistinctSpectrumOnceWithTheSameOutputs) {
+  const hb::test::ScratchDir dir("hb_sam_dedup");
+  synth::SynthOptions options;
+  options.lines = 60;
+  options.samples = 50;
+  options.bands = 40;
+  options.classes = 4;
+  options.seed = 3;
+  options.fill_border = 0.4;
+  auto scene = synth::write_synthetic_scene(dir.file("scene.hdr"), options);
+  ASSERT_TRUE(scene.ok()) << scene.error().line();
+  {  // drop "data ignore value": the fill becomes ordinary (duplicate) pixels
+    std::ifstream in(scene->scene);
+    std::string header, line;
+    while (std::getline(in, line))
+      if (line.rfind("data ignore value", 0) != 0) header += line + "\n";
+    in.close();
+    std::ofstream(scene->scene) << header;
+  }
+  std::vector<std::vector<char>> maps, rules;
+  std::vector<std::int64_t> duplicates;
+  for (const auto mode : {dedup::Mode::off, dedup::Mode::on, dedup::Mode::automatic}) {
+    const std::string tag = std::string(dedup::mode_name(mode));
+    SamJob job;
+    job.scene = scene->scene;
+    job.library = scene->library;
+    job.output = dir.file("map_" + tag + ".hdr");
+    job.rules = dir.file("rules_" + tag + ".hdr");
+    job.backend = BackendKind::cpu;
+    job.tile_rows = 16;
+    job.dedup = mode;
+    auto result = run(job);
+    ASSERT_TRUE(result.ok()) << result.error().line();
+    EXPECT_EQ(result->classified + result->below_threshold + result->ignored, 60 * 50);
+    duplicates.push_back(result->duplicates);
+    maps.push_back(file_bytes(dir.file("map_" + tag + ".img")));
+    rules.push_back(file_bytes(dir.file("rules_" + tag + ".img")));
+  }
+  EXPECT_EQ(duplicates[0], 0);
+  EXPECT_GT(duplicates[1], 60 * 50 / 4) << "the fill border is a third of the pixels or more";
+  EXPECT_EQ(duplicates[2], duplicates[1]) << "auto keeps dedup on while it pays";
   EXPECT_EQ(maps[0], maps[1]);
   EXPECT_EQ(maps[0], maps[2]);
   EXPECT_EQ(rules[0], rules[1]);
