@@ -142,6 +142,8 @@ Result<StepOutcome> run_sam(const SceneContext& c) {
   job.output = c.file("sam_classes.hdr");
   job.max_angle = c.job.sam.max_angle;
   job.backend = *backend_kind_from_name(c.job.backend);
+  const auto this_rank = mpi::Comm::self();  // the runner gives each rank whole scenes
+  job.comm = &this_rank;
   auto result = sam::run(job, [&](std::int64_t done, std::int64_t total) {
     if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
   });

@@ -2,6 +2,7 @@
 // angle or spectral correlation).
 #include <fmt/core.h>
 
+#include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/progress.hpp"
 #include "src/sam/run.hpp"
@@ -73,7 +74,7 @@ Registered register_sam(CLI::App& root) {
             auto result = sam::run(o->job, [&](std::int64_t done, std::int64_t total) { progress.update(done, total); });
             if (!result) return result.error();
             progress.finish();
-            print_summary(*result);
+            if (mpi::Comm::world().is_root()) print_summary(*result);
             return {};
           }};
 }

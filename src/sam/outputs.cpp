@@ -5,7 +5,8 @@
 namespace hb::sam {
 
 Result<SamOutputs> SamOutputs::create(const std::string& output, const std::string& rules, const io::CubeInfo& scene,
-                                      const std::string& scene_path, const ResampledLibrary& library, Method method) {
+                                      const std::string& scene_path, const ResampledLibrary& library, Method method,
+                                      const mpi::Comm* comm) {
   const std::string what = method == Method::sam ? "spectral angle (radians)" : "spectral correlation";
   const std::string description =
       fmt::format("hyperbatch sam of {} ({} against {} reference spectra)", scene_path, what, library.count());
@@ -25,12 +26,14 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
   if (!rules.empty()) {
     auto info = knn::product_info(scene, scene_path, description, io::DataType::f32, library.count());
     info.meta.band_names = library.names;
-    auto writer = io::create_cube(rules, info);
+    io::WriteOptions options;
+    options.comm = comm;
+    auto writer = io::create_cube(rules, info, options);
     if (!writer) return writer.error();
     out.rules_ = std::move(*writer);
     out.rules_path_ = rules;
   }
-  auto files = knn::create_product_files(output, std::move(products), "sam");
+  auto files = knn::create_product_files(output, std::move(products), "sam", comm);
   if (!files) return files.error();
   out.classes_ = std::move(*files);
   return out;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/knn/products.hpp"
 #include "src/sam/resample.hpp"
 #include "src/sam/scorer.hpp"
@@ -21,8 +22,11 @@ namespace hb::sam {
 
 class SamOutputs {
  public:
+  // With a parallel `comm` every rank writes its rows into the same files; writes are
+  // collective (every rank makes the same calls, empty ones included).
   static Result<SamOutputs> create(const std::string& output, const std::string& rules, const io::CubeInfo& scene,
-                                   const std::string& scene_path, const ResampledLibrary& library, Method method);
+                                   const std::string& scene_path, const ResampledLibrary& library, Method method,
+                                   const mpi::Comm* comm = nullptr);
   bool wants_rules() const { return rules_ != nullptr; }
   Status write(io::RowRange rows, std::span<const std::uint16_t> labels, const TileScores& scores);
   // Rules first, the class map last: its presence means the run finished.

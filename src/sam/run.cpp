@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "io/tile_reader.hpp"
+#include "mpi/agree.hpp"
+#include "mpi/decomposition.hpp"
 #include "src/knn/training_file.hpp"
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
@@ -85,92 +87,151 @@ Result<ResampledLibrary> library_on_scene(const SamJob& job, const io::Cube& sce
   return resampled;
 }
 
+// What a run holds once the scene, its library and the scorer are ready.
+struct Scene {
+  std::unique_ptr<io::Cube> cube;
+  ResampledLibrary library;
+  std::unique_ptr<SamScorer> scorer;
+  SamResult result;
+
+  static Result<Scene> open(const SamJob& job, const mpi::Comm& ranks) {
+    Scene sc;
+    auto cube = io::open_cube(job.scene);
+    if (!cube) return cube.error();
+    sc.cube = std::move(*cube);
+    const auto& info = sc.cube->info();
+    SamJob on_this_rank = job;
+    if (!ranks.is_root()) on_this_rank.save_library.clear();  // one writer per file
+    auto library = library_on_scene(on_this_rank, *sc.cube, tile_rows_for(job, info, info.shape.bands, 0));
+    if (!library) return library.error();
+    sc.library = std::move(*library);
+    auto refs = prepare_references(job.method, sc.library.spectra, sc.library.dims(), sc.library.names,
+                                   job.library.empty() ? (job.truth.empty() ? job.train_file : job.truth) : job.library);
+    if (!refs) return refs.error();
+    auto scorer = make_sam_scorer(job.backend, job.formulation);
+    if (!scorer) return scorer.error();
+    sc.scorer = std::move(*scorer);
+    HB_TRY(sc.scorer->set_references(*refs));
+    SamResult& r = sc.result;
+    r.backend = std::string(sc.scorer->backend_name());
+    r.formulation = sc.scorer->formulation();
+    r.resampling = sc.library.method;
+    r.references = sc.library.count();
+    r.bands = sc.library.dims();
+    r.excluded_bands = sc.library.excluded;
+    r.tile_rows = tile_rows_for(job, info, sc.library.dims(), sc.library.count());
+    return sc;
+  }
+};
+
+// Class ids from the scores: 0 for ignored pixels and those past the threshold.
+void label_pixels(const SamJob& job, const TileScores& scores, std::vector<std::uint16_t>& labels, SamResult& result) {
+  labels.assign(scores.best.size(), 0);
+  for (std::size_t p = 0; p < labels.size(); ++p) {
+    if (scores.best[p] < 0) {
+      ++result.ignored;
+    } else if (!passes(job, scores.best_score[p])) {
+      ++result.below_threshold;
+    } else {
+      labels[p] = static_cast<std::uint16_t>(scores.best[p] + 1);
+      ++result.classified;
+    }
+  }
+}
+
+// This rank's tiles: a contiguous block of the scene's rows (mpi/decomposition.hpp, the
+// rule MNF uses; SAM's cost per row is even, so rows weigh alike), cut into tiles.
+std::vector<io::RowRange> rank_tiles(std::int64_t lines, std::int64_t tile_rows, const mpi::Comm& ranks) {
+  const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, ranks.size())};
+  std::vector<double> weights;
+  for (std::int64_t t = 0; t < grid.count(); ++t) weights.push_back(static_cast<double>(grid.rows(t).rows()));
+  const auto block = mpi::block_of(grid, mpi::balanced_cuts(weights, ranks.size()), ranks.rank()).rows;
+  std::vector<io::RowRange> tiles;
+  for (std::int64_t r = block.begin; r < block.end; r += tile_rows)
+    tiles.push_back({r, std::min(block.end, r + tile_rows)});
+  return tiles;
+}
+
 }  // namespace
 
 Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
   const Stopwatch total;
   HB_TRY(check_job(job));
-  auto cube = io::open_cube(job.scene);
-  if (!cube) return cube.error();
-  const io::Cube& scene = **cube;
-  const auto& info = scene.info();
-  auto library = library_on_scene(job, scene, tile_rows_for(job, info, info.shape.bands, 0));
-  if (!library) return library.error();
-  auto refs = prepare_references(job.method, library->spectra, library->dims(), library->names,
-                                 job.library.empty() ? (job.truth.empty() ? job.train_file : job.truth) : job.library);
-  if (!refs) return refs.error();
-  auto scorer = make_sam_scorer(job.backend, job.formulation);
-  if (!scorer) return scorer.error();
-  HB_TRY((*scorer)->set_references(*refs));
-
-  SamResult result;
-  result.backend = std::string((*scorer)->backend_name());
-  result.formulation = (*scorer)->formulation();
-  result.resampling = library->method;
-  result.references = library->count();
-  result.bands = library->dims();
-  result.excluded_bands = library->excluded;
-  result.tile_rows = tile_rows_for(job, info, library->dims(), library->count());
-  auto outputs = SamOutputs::create(job.output, job.rules, info, job.scene, *library, job.method);
-  if (!outputs) return outputs.error();
+  const mpi::Comm ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world();
+  auto setup = Scene::open(job, ranks);
+  HB_TRY(mpi::agree(setup ? Status{} : Status{setup.error()}, ranks));  // no rank waits for one that failed
+  Scene& sc = *setup;
+  const auto& info = sc.cube->info();
+  SamResult& result = sc.result;
+  auto created = SamOutputs::create(job.output, job.rules, info, job.scene, sc.library, job.method, &ranks);
+  HB_TRY(mpi::agree(created ? Status{} : Status{created.error()}, ranks));
+  auto outputs = std::move(*created);
   spdlog::info("sam: {} on {} ({}), {} rows per tile", method_name(job.method), result.backend, result.formulation,
                result.tile_rows);
 
-  std::vector<io::RowRange> tiles;
-  for (std::int64_t r = 0; r < info.shape.lines; r += result.tile_rows)
-    tiles.push_back({r, std::min(info.shape.lines, r + result.tile_rows)});
-  io::TileReader reader(scene, tiles, 0, (*scorer)->host_allocator());
-  const PixelBands bands{library->bands, info.meta.data_ignore_value};
+  const auto tiles = rank_tiles(info.shape.lines, result.tile_rows, ranks);
+  const auto counts = ranks.allgather(static_cast<std::int64_t>(tiles.size()));
+  const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
+  io::TileReader reader(*sc.cube, tiles, 0, sc.scorer->host_allocator());
+  const PixelBands bands{sc.library.bands, info.meta.data_ignore_value};
   dedup::AutoRule dedup_rule(job.dedup);
   TileScores scores, unique_scores;
   std::vector<std::uint16_t> labels;
   double input_wait = 0, compute = 0, writing = 0;
-  while (true) {
-    const Stopwatch wait;
-    auto tile = reader.next();
-    input_wait += wait.seconds();
-    if (!tile) return tile.error();
-    if (!*tile) break;
-    const Stopwatch work;
-    const io::Tile& raw = **tile;
-    if (raw.pixels() > 1 && dedup_rule.use_for_next_tile()) {
-      auto dup = find_duplicate_pixels(raw, job.backend);
-      if (!dup) return dup.error();
-      dedup_rule.observe(*dup);
-      result.duplicates += dup->rows() - dup->uniques();
-      ++result.deduped_tiles;
-      HB_TRY((*scorer)->score(unique_pixel_tile(raw, *dup), bands, outputs->wants_rules(), unique_scores));
-      scatter_scores(unique_scores, *dup, library->count(), scores);
-    } else {
-      HB_TRY((*scorer)->score(raw, bands, outputs->wants_rules(), scores));
+  // Every rank makes `calls` rounds (empty ones past its own tiles), agreeing on failure
+  // before each collective write.
+  for (std::int64_t i = 0; i < calls; ++i) {
+    const io::Tile* tile = nullptr;
+    Status local;
+    if (i < static_cast<std::int64_t>(tiles.size())) {
+      const Stopwatch wait;
+      auto next = reader.next();
+      input_wait += wait.seconds();
+      if (next) tile = *next;
+      else local = next.error();
     }
-    labels.assign(scores.best.size(), 0);
-    for (std::size_t p = 0; p < labels.size(); ++p) {
-      if (scores.best[p] < 0) {
-        ++result.ignored;
-      } else if (!passes(job, scores.best_score[p])) {
-        ++result.below_threshold;
+    const Stopwatch work;
+    if (local.ok() && tile != nullptr) {
+      const io::Tile& raw = *tile;
+      if (raw.pixels() > 1 && dedup_rule.use_for_next_tile()) {
+        auto dup = find_duplicate_pixels(raw, job.backend);
+        local = dup ? Status{} : Status{dup.error()};
+        if (dup) {
+          dedup_rule.observe(*dup);
+          result.duplicates += dup->rows() - dup->uniques();
+          ++result.deduped_tiles;
+          local = sc.scorer->score(unique_pixel_tile(raw, *dup), bands, outputs.wants_rules(), unique_scores);
+          if (local) scatter_scores(unique_scores, *dup, sc.library.count(), scores);
+        }
       } else {
-        labels[p] = static_cast<std::uint16_t>(scores.best[p] + 1);
-        ++result.classified;
+        local = sc.scorer->score(raw, bands, outputs.wants_rules(), scores);
       }
+      if (local) label_pixels(job, scores, labels, result);
     }
     compute += work.seconds();
+    HB_TRY(mpi::agree(local, ranks));
     const Stopwatch write;
-    HB_TRY(outputs->write((*tile)->core(), labels, scores));
+    if (tile != nullptr) HB_TRY(outputs.write(tile->core(), labels, scores));
+    else HB_TRY(outputs.write({}, {}, TileScores{}));
     writing += write.seconds();
-    if (progress) progress((*tile)->core().end, info.shape.lines);
+    if (progress && tile != nullptr) progress(tile->core().end, info.shape.lines);
   }
   const Stopwatch commit;
-  HB_TRY(outputs->commit());
+  HB_TRY(outputs.commit());
   writing += commit.seconds();
-  result.outputs = outputs->paths();
+  std::int64_t totals[] = {result.classified, result.below_threshold, result.ignored, result.duplicates};
+  ranks.allreduce_sum(totals);
+  result.classified = totals[0];
+  result.below_threshold = totals[1];
+  result.ignored = totals[2];
+  result.duplicates = totals[3];
+  result.outputs = outputs.paths();
   result.seconds = total.seconds();
-  spdlog::info("sam pass: {:.3f} s waiting for input, {:.3f} s scoring, {:.3f} s writing", input_wait, compute, writing);
-  spdlog::info("sam: dedup {}: ran on {} of {} tiles, {} of {} pixels were duplicates ({:.1f} %)",
-               dedup::mode_name(job.dedup), result.deduped_tiles, tiles.size(), result.duplicates,
-               info.shape.pixels(), 100.0 * static_cast<double>(result.duplicates) /
-                                        static_cast<double>(std::max<std::int64_t>(info.shape.pixels(), 1)));
+  spdlog::info("sam pass: rank {} of {}: {:.3f} s waiting for input, {:.3f} s scoring, {:.3f} s writing", ranks.rank(),
+               ranks.size(), input_wait, compute, writing);
+  spdlog::info("sam: dedup {}: {} of {} pixels were duplicates ({:.1f} %)", dedup::mode_name(job.dedup),
+               result.duplicates, info.shape.pixels(),
+               100.0 * static_cast<double>(result.duplicates) / static_cast<double>(std::max<std::int64_t>(info.shape.pixels(), 1)));
   spdlog::info("sam: {:.3f} s, {:.1f} MB/s, {:.3g} pixels/s", result.seconds,
                static_cast<double>(info.total_bytes()) / 1e6 / std::max(result.seconds, 1e-9),
                static_cast<double>(info.shape.pixels()) / std::max(result.seconds, 1e-9));

@@ -9,8 +9,9 @@
 // Exactly one reference source: `library` (ENVI spectral library or HDF5 /library),
 // `truth` (class raster over the scene: class means) or `train_file` (KNN training file:
 // class means). Outputs are written under temporary names and renamed on success; on
-// error nothing is left under a final name. One process, one rank: tiles stream through
-// io::TileReader (read-ahead overlaps scoring).
+// error nothing is left under a final name. Tiles stream through io::TileReader
+// (read-ahead overlaps scoring); under mpirun/srun each rank scores a contiguous block of
+// rows and writes it into the same output files.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/dedup/dedup.hpp"
 #include "src/sam/resample.hpp"
@@ -45,6 +47,9 @@ struct SamJob {
   // Score each distinct spectrum of a tile once (exact duplicates: no-data borders
   // without a declared ignore value, saturated or repeated pixels); auto as knn --dedup.
   dedup::Mode dedup = dedup::Mode::automatic;
+  // The ranks that share this scene (a block of rows each, one output file); null = every
+  // rank. A job runner that gives each rank its own scenes passes a one-rank communicator.
+  const mpi::Comm* comm = nullptr;
 };
 
 struct SamResult {

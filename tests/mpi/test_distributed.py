@@ -3,7 +3,9 @@ rank count and tile size, and a failure on one rank stops every rank with its ca
 
 Parts (--part): mnf (bitwise-equal statistics, eigenvalues and components for 1-4
 ranks, several tile sizes, uneven blocks, a rank whose block is all fill, ENVI and HDF5
-in and out), knn (bitwise-equal class maps, ring and allgather modes), failure."""
+in and out), knn (bitwise-equal class maps, ring and allgather modes), sam (bitwise-equal
+class maps, scores and per-class rules, ENVI and HDF5 out, with and without dedup),
+failure."""
 import argparse
 import os
 import re
@@ -29,7 +31,7 @@ def parse_args():
     p.add_argument("--cli", required=True)
     p.add_argument("--shared-data", required=True)
     p.add_argument("--mpiexec", required=True)
-    p.add_argument("--part", required=True, choices=["mnf", "knn", "failure"])
+    p.add_argument("--part", required=True, choices=["mnf", "knn", "sam", "failure"])
     return p.parse_args()
 
 
@@ -162,6 +164,32 @@ def part_knn(run, d):
     return checks
 
 
+def part_sam(run, d):
+    """SAM class maps, best scores and per-class scores bitwise equal for 1-4 ranks (rows
+    in balanced blocks, one shared output file), tile sizes 5 and the default, with the
+    fill border deduplicated or not; also on the f scene whose last block is all fill."""
+    make_scenes(run, d)
+    checks = 0
+    for scene in ("s", "f"):
+        reference = None
+        for ranks in RANKS:
+            for tile_rows, dedup in ((5, "on"), (None, "off")):
+                tag = f"{scene}_{ranks}_{tile_rows}_{dedup}"
+                tiling = ["--tile-rows", tile_rows] if tile_rows else []
+                run.mpi(ranks, "sam", f"{d}/{scene}.hdr", "--library", f"{d}/s_library.hdr", "-o", f"{d}/m_{tag}.h5",
+                        "--rules", f"{d}/r_{tag}.hdr", "--dedup", dedup, *tiling)
+                with h5py.File(f"{d}/m_{tag}.h5") as f:
+                    got = {k: f[k][()] for k in ("cube", "score")}
+                got["rules"] = np.fromfile(f"{d}/r_{tag}.img", dtype=np.uint8)
+                if reference is None:
+                    reference = got
+                    continue
+                for key, value in got.items():
+                    assert same_bits(value, reference[key]), f"{scene}: {ranks} ranks, {tile_rows} rows, dedup {dedup}: {key} differs"
+                checks += 1
+    return checks
+
+
 def part_failure(run, d):
     """A truncated scene: every rank fails, the job exits non-zero without hanging, the
     message names the rank, its host and the cause, and no output appears."""
@@ -192,7 +220,7 @@ def main():
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="hbmpi-") as d:
         run = Runner(args.cli, args.mpiexec, d)
-        checks = {"mnf": part_mnf, "knn": part_knn, "failure": part_failure}[args.part](run, d)
+        checks = {"mnf": part_mnf, "knn": part_knn, "sam": part_sam, "failure": part_failure}[args.part](run, d)
     assert checks > 0, "nothing was checked"
     print(f"OK: {checks} comparisons")
 

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <limits>
 
+#include "mpi/comm.hpp"
 #include "src/sam/resample.hpp"
 #include "src/sam/run.hpp"
 #include "src/synth/synth.hpp"
@@ -19,6 +20,8 @@ namespace hb::sam {
 namespace {
 
 using test::jasper;
+
+const mpi::Runtime runtime(nullptr, nullptr);  // sam::run uses the world communicator
 
 void expect_matches_definition(Method method, std::int64_t count) {
   const auto tile = test::jasper_tile();
