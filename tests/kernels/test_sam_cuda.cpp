@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
+#include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
+#include "src/sam/run.hpp"
 #include "tests/src/sam_test_support.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace hb::sam {
 namespace {
@@ -113,6 +118,38 @@ TEST(SamCuda, FloatScenesWithNanPixelsAreIgnored) {
         EXPECT_NEAR(got.best_score[p], want.best_score[p], 1e-6);
       }
   }
+}
+
+
+std::vector<char> bytes_of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The whole run on the GPU, with and without dedup, against the CPU: the same class map.
+TEST(SamCudaRun, DedupOnTheGpuGivesTheCpuClassMap) {
+  HB_REQUIRE_GPU();
+  HB_REQUIRE_JASPER();
+  static const mpi::Runtime runtime(nullptr, nullptr);
+  const hb::test::ScratchDir dir("hb_sam_cuda_dedup");
+  std::vector<std::vector<char>> maps;
+  for (const auto& [backend, mode] : {std::pair{BackendKind::cpu, dedup::Mode::off},
+                                      std::pair{BackendKind::cuda, dedup::Mode::off},
+                                      std::pair{BackendKind::cuda, dedup::Mode::on}}) {
+    SamJob job;
+    job.scene = test::jasper("jasper_ridge.hdr");
+    job.library = test::jasper("jasper_ridge_endmembers_gt.hdr");
+    job.output = dir.file("map" + std::to_string(maps.size()) + ".hdr");
+    job.backend = backend;
+    job.dedup = mode;
+    job.tile_rows = 9;
+    auto result = run(job);
+    ASSERT_TRUE(result.ok()) << result.error().line();
+    EXPECT_EQ(result->classified, 10000);
+    maps.push_back(bytes_of_file(dir.file("map" + std::to_string(maps.size()) + ".img")));
+  }
+  EXPECT_EQ(maps[0], maps[1]);
+  EXPECT_EQ(maps[0], maps[2]);
 }
 
 }  // namespace
