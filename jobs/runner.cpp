@@ -17,6 +17,7 @@
 #include "jobs/report.hpp"
 #include "jobs/schedule.hpp"
 #include "jobs/steps.hpp"
+#include "mpi/agree.hpp"
 #include "src/backend/backend.hpp"
 
 namespace hb::jobs {
@@ -57,22 +58,31 @@ std::string scene_fingerprint(const SceneSpec& s) {
 }
 
 struct Assignment {
-  std::vector<const SceneSpec*> shard;  // this task's scenes, in collection order
-  std::vector<const SceneSpec*> mine;   // this rank's
+  std::vector<const SceneSpec*> shard;   // this task's scenes, in collection order
+  std::vector<const SceneSpec*> shared;  // above large_scene_mb: every rank takes a block of rows
+  std::vector<const SceneSpec*> mine;    // this rank's whole scenes
   std::int64_t shard_bytes = 0;
 };
 
-Assignment assign(const std::vector<SceneSpec>& scenes, const RunOptions& o, const mpi::Comm& comm) {
+Assignment assign(const std::vector<SceneSpec>& scenes, const RunOptions& o, const mpi::Comm& comm,
+                  std::int64_t large_scene_bytes) {
   std::vector<Sized> all;
   for (const auto& s : scenes) all.push_back({s.name, planned_bytes(s)});
   const auto shard_of = deal_by_size(all, o.shards);
   Assignment a;
   std::vector<Sized> in_shard;
-  for (std::size_t i = 0; i < scenes.size(); ++i)
-    if (shard_of[i] == o.shard) a.shard.push_back(&scenes[i]), in_shard.push_back(all[i]), a.shard_bytes += all[i].bytes;
+  std::vector<const SceneSpec*> whole;
+  for (std::size_t i = 0; i < scenes.size(); ++i) {
+    if (shard_of[i] != o.shard) continue;
+    a.shard.push_back(&scenes[i]);
+    a.shard_bytes += all[i].bytes;
+    const bool large = large_scene_bytes > 0 && comm.is_parallel() && all[i].bytes >= large_scene_bytes;
+    if (large) a.shared.push_back(&scenes[i]);
+    else whole.push_back(&scenes[i]), in_shard.push_back(all[i]);
+  }
   const auto rank_of = deal_by_size(in_shard, comm.size());
-  for (std::size_t i = 0; i < a.shard.size(); ++i)
-    if (rank_of[i] == comm.rank()) a.mine.push_back(a.shard[i]);
+  for (std::size_t i = 0; i < whole.size(); ++i)
+    if (rank_of[i] == comm.rank()) a.mine.push_back(whole[i]);
   return a;
 }
 
@@ -111,14 +121,20 @@ class RankRun {
       : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
 
   // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
-  bool run_steps(const SceneSpec& scene, std::size_t first, std::size_t last, const std::string& campaign_stats) {
+  // `together`: the ranks that share the scene (every rank, in step); null = this rank.
+  bool run_steps(const SceneSpec& scene, std::size_t first, std::size_t last, const std::string& campaign_stats,
+                 const mpi::Comm* together = nullptr) {
     if (failed_.count(scene.name) != 0) return false;
     SceneContext c{job_, scene, job_.output, (fs::path(job_.output) / "scenes" / scene.name).string(), campaign_stats, {}};
     c.progress = [&](double) { progress_.tick(); };
-    std::error_code ec;
-    fs::create_directories(c.scene_dir, ec);
-    remove_temporaries(c.scene_dir);
-    if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
+    c.ranks = together;
+    if (together == nullptr || together->is_root()) {
+      std::error_code ec;
+      fs::create_directories(c.scene_dir, ec);
+      remove_temporaries(c.scene_dir);
+      if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
+    }
+    if (together != nullptr) together->barrier();  // the folder is ready before any rank writes
     const auto& steps = scene_steps();
     for (std::size_t i = first; i < last; ++i) {
       const Step& step = steps[i];
@@ -135,6 +151,19 @@ class RankRun {
       }
       if (!run_step(c, step, checksum)) return false;
     }
+    return true;
+  }
+
+  // A step of a shared scene: distributed steps run on every rank, the others on rank 0
+  // while the rest wait; all ranks agree on the outcome, rank 0 records it.
+  bool run_shared_step(const SceneContext& c, const Step& step, const std::string& checksum) {
+    const mpi::Comm& ranks = *c.ranks;
+    const bool here = step.distributed || ranks.is_root();
+    const auto start = Clock::now();
+    Result<StepOutcome> outcome = here ? step.run(c) : Result<StepOutcome>(StepOutcome{});
+    const Status agreed = mpi::agree(outcome ? Status{} : Status{outcome.error()}, ranks);
+    if (!agreed) return fail_step(c, step, agreed.error().line(), since(start), ranks.is_root());
+    if (ranks.is_root()) finish_step(c, step, checksum, *outcome, since(start));
     return true;
   }
 
@@ -162,25 +191,33 @@ class RankRun {
  private:
   bool run_step(const SceneContext& c, const Step& step, const std::string& checksum) {
     spdlog::info("{}: {}", c.scene.name, step.name);
+    if (c.ranks != nullptr) return run_shared_step(c, step, checksum);
     const auto start = Clock::now();
     auto outcome = step.run(c);
     const double seconds = since(start);
-    if (!outcome) {
-      const std::string line = outcome.error().line();
-      spdlog::error("{}: {} failed: {}", c.scene.name, step.name, line);
-      metrics.add({c.scene.name, step.name, "failed", seconds, 0, 0, 0});
-      mark_failed(c.scene.name, step.name, line);
-      return false;
-    }
+    if (!outcome) return fail_step(c, step, outcome.error().line(), seconds, true);
+    finish_step(c, step, checksum, *outcome, seconds);
+    return true;
+  }
+
+  bool fail_step(const SceneContext& c, const Step& step, const std::string& line, double seconds, bool record_it) {
+    spdlog::error("{}: {} failed: {}", c.scene.name, step.name, line);
+    metrics.add({c.scene.name, step.name, "failed", seconds, 0, 0, 0});
+    failed_.insert(c.scene.name);
+    if (record_it) record(c.scene.name, step.name, "failed", {}, {}, line, nullptr);
+    return false;
+  }
+
+  void finish_step(const SceneContext& c, const Step& step, const std::string& checksum, const StepOutcome& outcome,
+                   double seconds) {
     std::int64_t written = 0;
     std::vector<std::string> relative;
-    for (const auto& path : outcome->outputs) {
+    for (const auto& path : outcome.outputs) {
       written += output_bytes(path);
       relative.push_back(fs::relative(path, job_.output).string());
     }
-    metrics.add({c.scene.name, step.name, "done", seconds, outcome->bytes_read, written, outcome->pixels});
-    record(c.scene.name, step.name, "done", checksum, relative, {}, &outcome->summary);
-    return true;
+    metrics.add({c.scene.name, step.name, "done", seconds, outcome.bytes_read, written, outcome.pixels});
+    record(c.scene.name, step.name, "done", checksum, relative, {}, &outcome.summary);
   }
 
   const JobSpec& job_;
@@ -216,7 +253,9 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
   std::error_code ec;
   fs::create_directories(fs::path(stats).parent_path(), ec);
   std::map<std::string, std::string> mine;
-  for (const auto* s : a.mine) {
+  auto contributes = a.mine;  // shared scenes' statistics are gathered on rank 0
+  if (comm.is_root()) contributes.insert(contributes.end(), a.shared.begin(), a.shared.end());
+  for (const auto* s : contributes) {
     if (run.has_failed(s->name)) continue;  // failed to generate or ingest: no statistics to give
     const auto ingested = fs::path(job.output) / "scenes" / s->name / (s->name + ".h5");
     mine[s->name] = job.ingest.enabled ? ingested.string() : s->path;
@@ -268,22 +307,24 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   auto manifest = Manifest::load(job->output);
   if (!manifest) return manifest.error();
 
-  if (job->large_scene_bytes > 0 && comm.is_parallel() && comm.is_root())
-    spdlog::warn("large_scene_mb: splitting a scene over ranks waits for the distributed MNF pipeline; "
-                 "every scene goes to one rank (jobs/README.md, Scheduling)");
-  const Assignment a = assign(*scenes, o, comm);
-  spdlog::info("job {}: {} scenes in shard {}/{}, {} on rank {} of {}", job->name, a.shard.size(), o.shard, o.shards,
-               a.mine.size(), comm.rank(), comm.size());
+  const Assignment a = assign(*scenes, o, comm, job->large_scene_bytes);
+  spdlog::info("job {}: {} scenes in shard {}/{}, {} shared by all {} ranks, {} on rank {}", job->name, a.shard.size(),
+               o.shard, o.shards, a.shared.size(), comm.size(), a.mine.size(), comm.rank());
   Journal journal(job->output, run_id, comm.rank());
   RunProgress progress(journal_dir(job->output), run_id, comm.rank(), static_cast<int>(a.shard.size()), a.shard_bytes,
                        o.show_progress);
   RankRun run(*job, *manifest, journal, progress);
 
   // Phase 1: make and ingest scenes; phase 2 (after a campaign basis): everything else.
+  // Shared (large) scenes first, every rank in step on each; then each rank's own.
   const std::size_t split = job->mnf.campaign ? step_index("mnf") : scene_steps().size();
+  for (const auto* s : a.shared) {
+    run.start_scene(*s);
+    run.run_steps(*s, 0, split, {}, &comm);
+  }
   for (const auto* s : a.mine) {
     run.start_scene(*s);
-    run.run_steps(*s, 0, split, {});
+    run.run_steps(*s, 0, split, {}, nullptr);
   }
   std::string campaign_stats;
   if (job->mnf.campaign) {
@@ -291,8 +332,12 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (campaign_stats.empty())
       for (const auto* s : a.mine) run.mark_failed(s->name, "mnf", "no campaign basis (see the campaign entry)");
   }
+  for (const auto* s : a.shared) {
+    run.run_steps(*s, split, scene_steps().size(), campaign_stats, &comm);
+    if (comm.is_root()) run.scene_finished(planned_bytes(*s));
+  }
   for (const auto* s : a.mine) {
-    run.run_steps(*s, split, scene_steps().size(), campaign_stats);
+    run.run_steps(*s, split, scene_steps().size(), campaign_stats, nullptr);
     run.scene_finished(planned_bytes(*s));
   }
   wait_for_all(progress, comm);

@@ -76,7 +76,7 @@ Result<StepOutcome> run_mnf(const SceneContext& c) {
   o.selection.components = c.job.mnf.components;
   o.backend = *backend_kind_from_name(c.job.backend);
   if (c.job.mnf.campaign) o.apply_stats = c.campaign_stats;
-  HB_TRY(mnf::run(o, mpi::Comm::self()));
+  HB_TRY(mnf::run(o, c.comm()));
   StepOutcome out;
   out.outputs = {o.output};
   // Statistics and transform passes read the scene twice; applying a basis once.
@@ -101,7 +101,9 @@ Result<knn::KnnJob> knn_job(const SceneContext& c) {
   job.classify.metric = *knn::metric_from_name(s.metric);
   job.classify.weights = *knn::weights_from_name(s.weights);
   job.classify.backend = *backend_kind_from_name(c.job.backend);
-  if (s.features == "mnf") {
+  if (s.features == "mnf" && c.comm().is_parallel()) {
+    job.scene = c.file("mnf.h5");  // across ranks: the components cube, all of its bands
+  } else if (s.features == "mnf") {
     job.features = {knn::FeatureSpec::Kind::mnf, static_cast<int>(c.job.mnf.components)};
     job.features_scene = c.file("mnf.h5");
   }
@@ -113,8 +115,8 @@ Result<knn::KnnJob> knn_job(const SceneContext& c) {
 Result<StepOutcome> run_knn(const SceneContext& c) {
   auto job = knn_job(c);
   if (!job) return job.error();
-  const auto this_rank = mpi::Comm::self();  // the runner gives each rank whole scenes
-  job->comm = &this_rank;
+  const auto ranks = c.comm();
+  job->comm = &ranks;
   auto result = knn::run_knn_job(*job, [&](std::int64_t done, std::int64_t total) {
     if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
   });
@@ -142,8 +144,8 @@ Result<StepOutcome> run_sam(const SceneContext& c) {
   job.output = c.file("sam_classes.hdr");
   job.max_angle = c.job.sam.max_angle;
   job.backend = *backend_kind_from_name(c.job.backend);
-  const auto this_rank = mpi::Comm::self();  // the runner gives each rank whole scenes
-  job.comm = &this_rank;
+  const auto ranks = c.comm();
+  job.comm = &ranks;
   auto result = sam::run(job, [&](std::int64_t done, std::int64_t total) {
     if (c.progress) c.progress(static_cast<double>(done) / static_cast<double>(std::max<std::int64_t>(total, 1)));
   });
@@ -191,17 +193,18 @@ const std::vector<Step>& scene_steps() {
        run_ingest},
       {"mnf", [](const JobSpec& j, const SceneSpec&) { return j.mnf.enabled; },
        [](const JobSpec& j) { return fmt::format("{} {} {}", j.mnf.campaign, j.mnf.components, j.mnf.noise); },
-       [](const SceneContext& c) { return std::vector<std::string>{c.campaign_stats}; }, run_mnf},
+       [](const SceneContext& c) { return std::vector<std::string>{c.campaign_stats}; }, run_mnf, true, true},
       {"knn", [](const JobSpec& j, const SceneSpec&) { return j.knn.enabled; },
        [](const JobSpec& j) {
          const auto& k = j.knn;
          return fmt::format("{} {} {} {} {} {} {} {}", k.k, k.train_fraction.value_or(-1), k.train_per_class.value_or(-1),
                             k.seed, k.features, k.weights, k.metric, j.mnf.components);
        },
-       [](const SceneContext& c) { return std::vector<std::string>{c.scene.truth, c.job.knn.train_file}; }, run_knn},
+       [](const SceneContext& c) { return std::vector<std::string>{c.scene.truth, c.job.knn.train_file}; }, run_knn,
+       true, true},
       {"sam", [](const JobSpec& j, const SceneSpec&) { return j.sam.enabled; },
        [](const JobSpec& j) { return fmt::format("{}", j.sam.max_angle); },
-       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam},
+       [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam, true, true},
       {"quicklooks", [](const JobSpec& j, const SceneSpec&) { return j.quicklooks.enabled; },
        [](const JobSpec& j) { return fmt::format("{} {}", j.quicklooks.low_percent, j.quicklooks.high_percent); },
        no_inputs, run_quicklooks},

@@ -12,6 +12,7 @@
 
 #include "io/error.hpp"
 #include "jobs/job_file.hpp"
+#include "mpi/comm.hpp"
 
 namespace hb::jobs {
 
@@ -23,10 +24,14 @@ struct SceneContext {
   std::string scene_dir;       // OUTPUT/scenes/NAME
   std::string campaign_stats;  // campaign MNF statistics file, when the job has one
   std::function<void(double fraction)> progress;  // within this step, 0..1
+  // The ranks that process this scene together (a scene above large_scene_mb: rows dealt
+  // over every rank); null = this rank alone.
+  const mpi::Comm* ranks = nullptr;
 
   std::string file(const std::string& name) const;  // SCENE_DIR/NAME
   // The cube later steps read: the ingested HDF5 copy when the job ingests, else the scene.
   std::string cube() const;
+  mpi::Comm comm() const { return ranks != nullptr ? *ranks : mpi::Comm::self(); }
 };
 
 struct StepOutcome {
@@ -47,6 +52,9 @@ struct Step {
   // False for a step the job language knows but this build cannot run: a job asking
   // for it stops before any work, not scene by scene.
   bool available = true;
+  // Runs on every rank of a shared scene (its rows dealt over them); steps that are not
+  // distributed run on rank 0 alone while the others wait.
+  bool distributed = false;
 };
 
 // In the order they run on a scene: generate, ingest, mnf, knn, sam, quicklooks.

@@ -5,6 +5,9 @@ import os
 import shutil
 import subprocess
 
+import h5py
+import numpy as np
+
 from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_size, run_job, workdir, write
 
 SCENE = """
@@ -194,6 +197,38 @@ def check_submit_scripts(cli, tmp, checks):
     checks.equal(bad.returncode, 2, "tasks != GPUs is a usage error")
 
 
+def check_shared_scene(cli, tmp, checks):
+    """A scene above large_scene_mb is processed by every rank together (its rows dealt
+    over them): under mpirun -np 2 its MNF components and class map equal a one-process
+    run's, and the manifest records each of its steps once."""
+    text = ('[job]\nname = "big"\noutput = "out-big{n}"\nlarge_scene_mb = 1\n'
+            '[[generate]]\nname = "big"\nlines = 160\nsamples = 128\nbands = 32\nclasses = 4\nseed = 5\n'
+            '[[generate]]\nname = "small"\nlines = 40\nsamples = 30\nbands = 32\nclasses = 3\nseed = 6\n'
+            '[mnf]\ncomponents = 6\n[knn]\nk = 5\ntrain_fraction = 0.1\nseed = 1\nfeatures = "mnf"\n[quicklooks]\n')
+    outs = {}
+    for n in (1, 2):
+        job = write(os.path.join(tmp, f"big{n}.toml"), text.format(n=n))
+        if n == 1:
+            run_job(cli, job)
+        else:
+            proc = subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", "2", cli, "run", job, "--no-progress"],
+                                  capture_output=True, text=True, timeout=300)
+            checks.equal(proc.returncode, 0, f"mpirun -np 2 hyperbatch run: {proc.stderr[-2000:]}")
+            logs = os.path.join(tmp, "out-big2", "logs")
+            rank0 = [f for f in os.listdir(logs) if f.endswith("-rank0.log")]
+            checks.true(bool(rank0) and "1 shared by all 2 ranks" in open(os.path.join(logs, rank0[0])).read(),
+                        "the large scene is shared by the ranks")
+        outs[n] = os.path.join(tmp, f"out-big{n}")
+    with h5py.File(os.path.join(outs[1], "scenes", "big", "mnf.h5")) as a, h5py.File(os.path.join(outs[2], "scenes", "big", "mnf.h5")) as b:
+        checks.true(np.array_equal(a["components"][()], b["components"][()], equal_nan=True), "shared scene: same MNF components")
+    same = open(os.path.join(outs[1], "scenes", "big", "classes.img"), "rb").read() == \
+        open(os.path.join(outs[2], "scenes", "big", "classes.img"), "rb").read()
+    checks.true(same, "shared scene: same class map bytes as one process")
+    entries = manifest(outs[2])
+    checks.equal(entries[("big", "knn")]["status"], "done", "shared scene's knn in the manifest")
+    checks.equal(entries[("small", "knn")]["status"], "done", "the other scene's knn in the manifest")
+
+
 def main():
     args = parse_args()
     checks = Checks()
@@ -206,6 +241,7 @@ def main():
         check_campaign_moments(args.cli, tmp, checks)
         if shutil.which("mpirun"):
             check_campaign_moments(args.cli, tmp, checks, ranks=2)
+            check_shared_scene(args.cli, tmp, checks)
         check_campaign_basis(args.cli, args.shared_data, tmp, checks)
     checks.done("job files")
 
