@@ -42,7 +42,8 @@ class CudaBackend final : public Backend {
   }
 
   Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) override {
-    return cuda::symmetric_eigen(a, device_);
+    if (!eigen_) eigen_ = std::make_unique<cuda::DeviceEigenSolver>(device_);
+    return eigen_->solve(a);
   }
 
   Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
@@ -92,6 +93,7 @@ class CudaBackend final : public Backend {
 
   int device_;
   std::unique_ptr<cuda::MnfEngine> mnf_;
+  std::unique_ptr<cuda::DeviceEigenSolver> eigen_;
 };
 
 }  // namespace

@@ -12,7 +12,6 @@ namespace {
 
 // Frees what it holds on every exit path.
 struct SolverResources {
-  cusolverDnHandle_t handle = nullptr;
   double* matrix = nullptr;
   double* values = nullptr;
   double* work = nullptr;
@@ -22,7 +21,6 @@ struct SolverResources {
     cudaFree(values);
     cudaFree(work);
     cudaFree(info);
-    if (handle) cusolverDnDestroy(handle);
   }
 };
 
@@ -30,7 +28,12 @@ Error solver_error(const std::string& what) { return Error{ErrorKind::resource, 
 
 }  // namespace
 
-Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a, int device) {
+DeviceEigenSolver::~DeviceEigenSolver() {
+  if (handle_ != nullptr) cusolverDnDestroy(static_cast<cusolverDnHandle_t>(handle_));
+}
+
+Result<linalg::SymmetricEigen> DeviceEigenSolver::solve(const linalg::Matrix& a) {
+  const int device = device_;
   if (a.rows != a.cols) return Error{ErrorKind::internal, {}, {}, "eigendecomposition of a non-square matrix"};
   const int n = static_cast<int>(a.rows);
   if (n == 0) return linalg::SymmetricEigen{};
@@ -38,9 +41,14 @@ Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a, int devi
     if (!std::isfinite(x)) return Error{ErrorKind::bad_input, {}, {}, "matrix to decompose has non-finite entries"};
   if (cudaSetDevice(device) != cudaSuccess) return solver_error("cannot select the GPU");
 
+  if (handle_ == nullptr) {
+    cusolverDnHandle_t created = nullptr;
+    if (cusolverDnCreate(&created) != CUSOLVER_STATUS_SUCCESS) return solver_error("cannot create a handle");
+    handle_ = created;
+  }
+  const auto handle = static_cast<cusolverDnHandle_t>(handle_);
   SolverResources r;
   const auto bytes = static_cast<std::size_t>(n) * n * sizeof(double);
-  if (cusolverDnCreate(&r.handle) != CUSOLVER_STATUS_SUCCESS) return solver_error("cannot create a handle");
   if (cudaMalloc(&r.matrix, bytes) != cudaSuccess || cudaMalloc(&r.values, n * sizeof(double)) != cudaSuccess ||
       cudaMalloc(&r.info, sizeof(int)) != cudaSuccess)
     return solver_error("out of device memory");
@@ -50,11 +58,11 @@ Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a, int devi
   int lwork = 0;
   const auto mode = CUSOLVER_EIG_MODE_VECTOR;
   const auto fill = CUBLAS_FILL_MODE_LOWER;
-  if (cusolverDnDsyevd_bufferSize(r.handle, mode, fill, n, r.matrix, n, r.values, &lwork) != CUSOLVER_STATUS_SUCCESS)
+  if (cusolverDnDsyevd_bufferSize(handle, mode, fill, n, r.matrix, n, r.values, &lwork) != CUSOLVER_STATUS_SUCCESS)
     return solver_error("workspace query failed");
   if (cudaMalloc(&r.work, static_cast<std::size_t>(lwork) * sizeof(double)) != cudaSuccess)
     return solver_error("out of device memory for the workspace");
-  if (cusolverDnDsyevd(r.handle, mode, fill, n, r.matrix, n, r.values, r.work, lwork, r.info) !=
+  if (cusolverDnDsyevd(handle, mode, fill, n, r.matrix, n, r.values, r.work, lwork, r.info) !=
       CUSOLVER_STATUS_SUCCESS)
     return solver_error("dsyevd failed to launch");
 

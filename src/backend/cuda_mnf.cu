@@ -1,6 +1,8 @@
 #include "src/backend/cuda_mnf.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -222,19 +224,37 @@ Result<MnfEngine::Totals*> MnfEngine::totals_for(mnf::Moments& host) {
   if (host.bands() != nb || host.sum.size() != static_cast<std::size_t>(nb) ||
       host.cross.size() != static_cast<std::size_t>(nb) * nb)
     return Error{ErrorKind::internal, {}, {}, "moments: band count differs from the rules"};
-  auto t = std::make_unique<Totals>();
+  // Device buffers are reused from earlier totals: a granule's moments come and go per tile.
+  std::unique_ptr<Totals> t;
+  if (spare_.empty()) {
+    t = std::make_unique<Totals>();
+  } else {
+    t = std::move(spare_.back());
+    spare_.pop_back();
+  }
   t->host = &host;
   HB_TRY(check(t->count.reserve(sizeof(unsigned long long)), "moments"));
   HB_TRY(check(t->sum.reserve(host.sum.size() * sizeof(double)), "moments"));
   HB_TRY(check(t->cross.reserve(host.cross.size() * sizeof(double)), "moments"));
-  // Seeded with what the host already holds, so the fold continues its sums exactly.
-  const auto count = static_cast<unsigned long long>(host.count);
-  HB_TRY(check(cudaMemcpyAsync(t->count.as<void>(), &count, sizeof(count), cudaMemcpyHostToDevice, stream_), "copy"));
-  HB_TRY(check(cudaMemcpyAsync(t->sum.as<void>(), host.sum.data(), host.sum.size() * sizeof(double),
-                               cudaMemcpyHostToDevice, stream_), "copy"));
-  HB_TRY(check(cudaMemcpyAsync(t->cross.as<void>(), host.cross.data(), host.cross.size() * sizeof(double),
-                               cudaMemcpyHostToDevice, stream_), "copy"));
-  HB_TRY(check(cudaStreamSynchronize(stream_), "moments"));  // the host values above are on the stack
+  // Seeded with what the host already holds, so the fold continues its sums exactly;
+  // fresh totals (the usual case) are cleared on the device without a host round trip.
+  const auto is_zero = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x == 0.0 && !std::signbit(x); });
+  };
+  if (host.count == 0 && is_zero(host.sum) && is_zero(host.cross)) {
+    HB_TRY(check(cudaMemsetAsync(t->count.as<void>(), 0, sizeof(unsigned long long), stream_), "moments"));
+    HB_TRY(check(cudaMemsetAsync(t->sum.as<void>(), 0, host.sum.size() * sizeof(double), stream_), "moments"));
+    HB_TRY(check(cudaMemsetAsync(t->cross.as<void>(), 0, host.cross.size() * sizeof(double), stream_), "moments"));
+  } else {
+    const auto count = static_cast<unsigned long long>(host.count);
+    HB_TRY(check(cudaMemcpyAsync(t->count.as<void>(), &count, sizeof(count), cudaMemcpyHostToDevice, stream_),
+                 "copy"));
+    HB_TRY(check(cudaMemcpyAsync(t->sum.as<void>(), host.sum.data(), host.sum.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy"));
+    HB_TRY(check(cudaMemcpyAsync(t->cross.as<void>(), host.cross.data(), host.cross.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, stream_), "copy"));
+    HB_TRY(check(cudaStreamSynchronize(stream_), "moments"));  // `count` above is on the stack
+  }
   totals_.push_back(std::move(t));
   return totals_.back().get();
 }
@@ -258,6 +278,7 @@ Status MnfEngine::finish_moments() {
     for (std::size_t i = 0; i < nb; ++i)
       for (std::size_t j = i; j < nb; ++j) host.cross[i * nb + j] = host_cross_[i * nb + j];
   }
+  for (auto& t : totals_) spare_.push_back(std::move(t));
   totals_.clear();
   return {};
 }

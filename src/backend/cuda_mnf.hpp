@@ -87,6 +87,7 @@ class MnfEngine {
   DeviceBuffer valid_, good_bands_, matrix_, workspace_, syrk_workspace_, shift_, product_, map_;
   DeviceBuffer count_, sum_, cross_;    // one tile's moments
   std::vector<std::unique_ptr<Totals>> totals_;
+  std::vector<std::unique_ptr<Totals>> spare_;  // finished totals whose buffers are reused
   std::vector<double> map_on_device_;  // what map_ holds: matrix, centre, offset
   std::vector<double> host_cross_;
   std::vector<double> shift_on_device_;  // what shift_ holds
