@@ -38,6 +38,7 @@ class PosixFile {
  private:
   PosixFile(int fd, std::string path, std::int64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
   Status read_serial(std::int64_t offset, std::span<std::byte> out) const;
+  void start_writeback(std::int64_t offset, std::size_t bytes) const;
   int fd_ = -1;
   std::string path_;
   std::int64_t size_ = 0;

@@ -2,11 +2,15 @@
 
 #include "src/backend/cpu_mnf.hpp"
 
+#include "io/parallel_for.hpp"
+
 #include <fstream>
 #include <string>
 
 namespace hb {
 namespace {
+
+constexpr std::int64_t kWidenChunk = std::int64_t{1} << 20;  // samples per thread, at least
 
 std::string cpu_model() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -28,8 +32,10 @@ class CpuBackend final : public Backend {
   Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
     io::visit_data_type(tile.type(), [&](auto zero) {
       using T = decltype(zero);
-      auto in = tile.as<T>();
-      for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<float>(in[i]);
+      const auto in = tile.as<T>();
+      io::parallel_for(static_cast<std::int64_t>(in.size()), kWidenChunk, [&](std::int64_t begin, std::int64_t end) {
+        for (auto i = begin; i < end; ++i) out[static_cast<std::size_t>(i)] = static_cast<float>(in[static_cast<std::size_t>(i)]);
+      });
     });
     return {};
   }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "io/parallel_for.hpp"
 #include "mpi/agree.hpp"
 
 #ifdef HB_HAVE_CUDA
@@ -42,8 +43,9 @@ Status make_current(int device) {
 }  // namespace
 
 Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
-  if (kind == BackendKind::cpu) return -1;
   const auto where = mpi::placement(comm);
+  io::share_host_threads(where.local_size);  // the host passes' threads, shared with the other ranks here
+  if (kind == BackendKind::cpu) return -1;
   const int gpus = cuda_device_count();
   const bool enough = gpus >= where.local_size && where.local_rank < gpus;
   if (kind == BackendKind::cuda) {

@@ -74,13 +74,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   const int k = options.k;
 
   const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, **converter, [&](FeatureTile& t) -> Status {
-    queries.clear();
-    query_pixel.clear();
-    for (std::int64_t p = 0; p < t.pixels; ++p) {
-      if (!t.valid[static_cast<std::size_t>(p)]) continue;
-      query_pixel.push_back(p);
-      queries.insert(queries.end(), t.features.begin() + p * dims, t.features.begin() + (p + 1) * dims);
-    }
+    pack_valid_pixels(t, dims, {}, queries, query_pixel);
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
     dedup::Duplicates dup;

@@ -4,7 +4,14 @@
 #include <charconv>
 #include <cmath>
 
+#include "io/parallel_for.hpp"
+
 namespace hb::knn {
+namespace {
+
+constexpr std::int64_t kPixelsPerThread = 4096;
+
+}  // namespace
 
 Result<FeatureSpec> parse_feature_spec(const std::string& text) {
   if (text == "bands") return FeatureSpec{};
@@ -38,18 +45,20 @@ BandSelection select_good_bands(const io::CubeInfo& info) {
 void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
                       std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
   const std::int64_t dims = selection.dims();
-  for (std::int64_t p = 0; p < pixels; ++p) {
-    const float* in = samples + p * selection.scene_bands;
-    float* out = features + p * dims;
-    bool ok = true;
-    for (std::int64_t f = 0; f < dims; ++f) {
-      const float x = in[selection.bands[static_cast<std::size_t>(f)]];
-      ok = ok && std::isfinite(x) && !(ignore_value && x == static_cast<float>(*ignore_value));
-      out[f] = x;
+  io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t p = begin; p < end; ++p) {
+      const float* in = samples + p * selection.scene_bands;
+      float* out = features + p * dims;
+      bool ok = true;
+      for (std::int64_t f = 0; f < dims; ++f) {
+        const float x = in[selection.bands[static_cast<std::size_t>(f)]];
+        ok = ok && std::isfinite(x) && !(ignore_value && x == static_cast<float>(*ignore_value));
+        out[f] = x;
+      }
+      valid[p] = ok ? 1 : 0;
+      if (!ok) std::fill(out, out + dims, 0.0f);
     }
-    valid[p] = ok ? 1 : 0;
-    if (!ok) std::fill(out, out + dims, 0.0f);
-  }
+  });
 }
 
 }  // namespace hb::knn

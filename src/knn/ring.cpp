@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "mpi/agree.hpp"
+#include "src/knn/batch_vote.hpp"
 #include "src/knn/scene_pass.hpp"
 
 namespace hb::knn {
@@ -115,18 +116,19 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   stats.tile_rows = options.tile_rows > 0 ? options.tile_rows
                                           : tile_rows_for_budget(scene.info(), dims, options.k, options.neighbors,
                                                                  options.memory_bytes);
-  std::vector<io::RowRange> tiles;
-  for (std::int64_t r = in.block.begin; r < in.block.end; r += stats.tile_rows)
-    tiles.push_back({r, std::min(in.block.end, r + stats.tile_rows)});
+  const auto tiles = row_tiles(in.block, stats.tile_rows);
   const auto counts = comm.allgather(static_cast<std::int64_t>(tiles.size()));
   const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
 
   ShardStream stream(std::move(mine), dims, mode, comm);
-  Voter voter(in.labels, in.classes, options.metric, options.weights);
+  auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
+  HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
+  FeatureTiles reader(scene, *in.selection, **converter, tiles);
   const int k = options.k;
   TopK running(0, k);
   std::vector<float> queries;
   std::vector<std::int64_t> query_pixel;
+  std::vector<VoteResult> votes;
   std::vector<std::uint16_t> labels;
   std::vector<float> confidence, neighbor_distance;
   std::vector<std::int64_t> neighbor_index;
@@ -139,23 +141,14 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     query_pixel.clear();
     auto clock = std::chrono::steady_clock::now();
     Status local;
-    if (have)
-      local = for_each_feature_tile(scene, *in.selection, stats.tile_rows, **converter, [&](FeatureTile& t) -> Status {
-        for (std::int64_t p = 0; p < t.pixels; ++p) {
-          if (!t.valid[static_cast<std::size_t>(p)]) continue;
-          query_pixel.push_back(p);
-          queries.insert(queries.end(), t.features.begin() + p * dims, t.features.begin() + (p + 1) * dims);
-        }
-        return {};
-      }, rows);
+    if (have) {
+      auto tile = reader.next();
+      if (tile) pack_valid_pixels(**tile, dims, in.shift, queries, query_pixel);
+      else local = tile.error();
+    }
     times.read += since(clock);
     HB_TRY(mpi::agree(local, comm));
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
-    for (std::int64_t q = 0; q < nq; ++q)
-      for (std::int64_t b = 0; b < dims; ++b) {
-        float& x = queries[static_cast<std::size_t>(q * dims + b)];
-        x = static_cast<float>(static_cast<double>(x) - in.shift[static_cast<std::size_t>(b)]);
-      }
     running.resize(nq);
     // Every rank searches every shard, the next one arriving while this one is searched.
     for (int step = 0; step < stream.steps(); ++step) {
@@ -167,6 +160,8 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
       stream.finish(step);
       times.wait += since(clock);
     }
+    votes.resize(static_cast<std::size_t>(nq));
+    if (local.ok()) local = (*voter)->vote(running, nq, votes);
     HB_TRY(mpi::agree(local, comm));
     labels.assign(static_cast<std::size_t>(pixels), 0);
     confidence.assign(static_cast<std::size_t>(pixels), 0.0f);
@@ -175,7 +170,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     neighbor_distance.assign(slots, std::numeric_limits<float>::quiet_NaN());
     for (std::int64_t q = 0; q < nq; ++q) {
       const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
-      const VoteResult v = voter.vote(running.distances(q), running.indices(q), k);
+      const VoteResult& v = votes[static_cast<std::size_t>(q)];
       labels[p] = v.label;
       confidence[p] = v.confidence;
       for (int j = 0; options.neighbors && j < k; ++j) {

@@ -4,7 +4,9 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
 #include <filesystem>
+#include <utility>
 
 #include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
@@ -126,6 +128,11 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   s.tile_rows = job_tile_rows(job, s.cube->info(), s.selection.dims());
 
   // Truth, validity, split (or the training file).
+  auto clock = std::chrono::steady_clock::now();
+  const auto lap = [&clock] {
+    const auto now = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(now - std::exchange(clock, now)).count();
+  };
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
   std::vector<std::uint8_t> valid;
@@ -139,12 +146,14 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     auto mask = validity_mask(*s.cube, s.selection, s.tile_rows, *s.converter);
     if (!mask) return mask.error();
     valid = std::move(*mask);
+    spdlog::info("knn: truth and validity pass {:.3f} s", lap());
   }
   Drawn drawn;
   if (job.train_file.empty()) {
     auto d = draw_from_truth(job, s, truth, valid, truth_meta);
     if (!d) return d.error();
     drawn = std::move(*d);
+    spdlog::info("knn: split and training features {:.3f} s", lap());
   } else {
     auto t = read_training_file(job.train_file);
     if (!t) return t.error();
@@ -189,12 +198,15 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     }
     return {};
   };
+  lap();
   auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress);
   if (!stats) return stats.error();
+  spdlog::info("knn: classification pass {:.3f} s", lap());
   spdlog::info("knn: dedup {}: ran on {} of {} tiles, {} of {} classified pixels were duplicates ({:.1f} %)",
                dedup::mode_name(job.classify.dedup), stats->deduped_tiles, stats->tiles, stats->duplicates,
                stats->classified, stats->classified ? 100.0 * double(stats->duplicates) / double(stats->classified) : 0.0);
   HB_TRY((*outputs)->commit());
+  spdlog::info("knn: outputs committed {:.3f} s", lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
   if (!drawn.eval.empty()) report.matrix = matrix;

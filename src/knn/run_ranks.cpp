@@ -9,8 +9,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <numeric>
+#include <utility>
 
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
@@ -76,6 +78,11 @@ io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, con
   return mpi::block_of(grid, cuts, comm.rank()).rows;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point& start) {
+  const auto now = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(now - std::exchange(start, now)).count();
+}
+
 ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
   const int n = mine.classes();
   std::vector<std::int64_t> counts(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
@@ -107,6 +114,8 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (!converter) return converter.error();
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
+  auto clock = std::chrono::steady_clock::now();
+  double truth_seconds = 0, split_seconds = 0, gather_seconds = 0;
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
   std::vector<std::uint8_t> valid;
@@ -120,6 +129,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     auto mask = shared_validity(**cube, selection, tile_rows, **converter, comm);
     if (!mask) return mask.error();
     valid = std::move(*mask);
+    truth_seconds = seconds_since(clock);
   }
 
   // Labels of every row; features of this rank's shard only.
@@ -136,8 +146,10 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     const auto count = static_cast<std::int64_t>(split->train.size());
     shard.first = count * r / size;
     shard.count = count * (r + 1) / size - shard.first;
+    split_seconds = seconds_since(clock);
     const std::span<const std::int64_t> pixels(split->train.data() + shard.first, static_cast<std::size_t>(shard.count));
     auto features = gather_features(**cube, selection, pixels, tile_rows, **converter);
+    gather_seconds = seconds_since(clock);
     if (features) shard.rows = std::move(*features);
     else local = features.error();
     for (const auto p : split->train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
@@ -196,9 +208,13 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
                mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
                              query_block(shape, tile_rows, valid, comm)};
+  spdlog::info("knn rank {}: truth and validity {:.3f} s, split {:.3f} s, training shard gathered {:.3f} s", r,
+               truth_seconds, split_seconds, gather_seconds);
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
   if (!stats) return stats.error();
+  clock = std::chrono::steady_clock::now();
   HB_TRY((*outputs)->commit());
+  if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", seconds_since(clock));
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
   if (!eval.empty()) report.matrix = summed(matrix, comm);

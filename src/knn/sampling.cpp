@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <utility>
 
 namespace hb::knn {
@@ -41,20 +40,24 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
     return Error{ErrorKind::usage, {}, "--train-per-class", "must be at least 1"};
 
   // Per class: (rank, pixel) pairs; ordering by pixel too makes hash collisions harmless.
-  std::map<std::uint16_t, std::vector<std::pair<std::uint64_t, std::int64_t>>> by_class;
-  for (std::size_t p = 0; p < truth.size(); ++p)
-    if (usable(truth, valid, p))
-      by_class[truth[p]].emplace_back(pixel_rank(options.seed, static_cast<std::int64_t>(p)),
-                                      static_cast<std::int64_t>(p));
-  Split split;
-  for (auto& [label, members] : by_class) {
-    const std::int64_t n = training_count(static_cast<std::int64_t>(members.size()), options);
-    std::sort(members.begin(), members.end());
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(members.size()); ++i)
-      (i < n ? split.train : split.eval).push_back(members[static_cast<std::size_t>(i)].second);
+  // The n smallest of each class are found by partial selection, then both lists come
+  // out in pixel order from one scan: linear in the labelled pixels.
+  std::vector<std::vector<std::pair<std::uint64_t, std::int64_t>>> by_class;
+  for (std::size_t p = 0; p < truth.size(); ++p) {
+    if (!usable(truth, valid, p)) continue;
+    if (truth[p] >= by_class.size()) by_class.resize(truth[p] + std::size_t{1});
+    by_class[truth[p]].emplace_back(pixel_rank(options.seed, static_cast<std::int64_t>(p)), static_cast<std::int64_t>(p));
   }
-  std::sort(split.train.begin(), split.train.end());
-  std::sort(split.eval.begin(), split.eval.end());
+  std::vector<std::uint8_t> drawn(truth.size(), 0);
+  for (auto& members : by_class) {
+    if (members.empty()) continue;
+    const std::int64_t n = training_count(static_cast<std::int64_t>(members.size()), options);
+    std::nth_element(members.begin(), members.begin() + (n - 1), members.end());
+    for (std::int64_t i = 0; i < n; ++i) drawn[static_cast<std::size_t>(members[static_cast<std::size_t>(i)].second)] = 1;
+  }
+  Split split;
+  for (std::size_t p = 0; p < truth.size(); ++p)
+    if (usable(truth, valid, p)) (drawn[p] ? split.train : split.eval).push_back(static_cast<std::int64_t>(p));
   return split;
 }
 

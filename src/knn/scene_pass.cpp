@@ -2,39 +2,97 @@
 
 #include <algorithm>
 
+#include "io/parallel_for.hpp"
+#include "io/tile_reader.hpp"
+
 namespace hb::knn {
+namespace {
+
+constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
+
+}  // namespace
+
+FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, Backend& converter,
+                           std::vector<io::RowRange> tiles)
+    : scene_(scene), selection_(selection), converter_(converter), tiles_(std::move(tiles)),
+      reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
+
+FeatureTiles::~FeatureTiles() = default;
+
+Result<FeatureTile*> FeatureTiles::next() {
+  auto tile = reader_->next();
+  if (!tile) return tile.error();
+  if (*tile == nullptr) return static_cast<FeatureTile*>(nullptr);
+  const io::RowRange rows = tiles_[next_++];
+  const auto& shape = scene_.info().shape;
+  const std::int64_t pixels = rows.rows() * shape.samples;
+  samples_.resize(static_cast<std::size_t>(pixels * shape.bands));
+  HB_TRY(converter_.convert_to_f32(**tile, samples_));
+  features_.resize(static_cast<std::size_t>(pixels * selection_.dims()));
+  valid_.resize(static_cast<std::size_t>(pixels));
+  extract_features(samples_.data(), pixels, selection_, scene_.info().meta.data_ignore_value, features_.data(),
+                   valid_.data());
+  current_ = {rows, rows.begin * shape.samples, pixels, features_, valid_};
+  return &current_;
+}
+
+std::vector<io::RowRange> row_tiles(io::RowRange span, std::int64_t tile_rows) {
+  const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
+  std::vector<io::RowRange> tiles;
+  for (std::int64_t r0 = span.begin; r0 < span.end; r0 += step) tiles.push_back({r0, std::min(span.end, r0 + step)});
+  return tiles;
+}
 
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             Backend& backend, const FeatureTileFn& fn, std::optional<io::RowRange> range) {
-  const auto& shape = scene.info().shape;
-  const io::RowRange span = range.value_or(io::RowRange{0, shape.lines});
-  const std::int64_t rows_per_tile = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(shape.lines, 1));
-  std::vector<float> samples;
-  std::vector<float> features;
-  std::vector<std::uint8_t> valid;
-  for (std::int64_t r0 = span.begin; r0 < span.end; r0 += rows_per_tile) {
-    const io::RowRange rows{r0, std::min(span.end, r0 + rows_per_tile)};
-    auto tile = scene.read_tile(rows);
+                             Backend& converter, const FeatureTileFn& fn, std::optional<io::RowRange> range) {
+  FeatureTiles tiles(scene, selection, converter,
+                     row_tiles(range.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows));
+  for (;;) {
+    auto tile = tiles.next();
     if (!tile) return tile.error();
-    const std::int64_t pixels = rows.rows() * shape.samples;
-    samples.resize(static_cast<std::size_t>(pixels * shape.bands));
-    HB_TRY(backend.convert_to_f32(*tile, samples));
-    features.resize(static_cast<std::size_t>(pixels * selection.dims()));
-    valid.resize(static_cast<std::size_t>(pixels));
-    extract_features(samples.data(), pixels, selection, scene.info().meta.data_ignore_value, features.data(),
-                     valid.data());
-    FeatureTile view{rows, r0 * shape.samples, pixels, features, valid};
-    HB_TRY(fn(view));
+    if (*tile == nullptr) return {};
+    HB_TRY(fn(**tile));
   }
-  return {};
+}
+
+void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
+                       std::vector<float>& queries, std::vector<std::int64_t>& pixel) {
+  const std::int64_t pieces = (tile.pixels + kPackPixels - 1) / kPackPixels;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      const auto from = tile.valid.begin() + piece * kPackPixels;
+      const auto to = tile.valid.begin() + std::min(tile.pixels, (piece + 1) * kPackPixels);
+      first[static_cast<std::size_t>(piece) + 1] = std::count(from, to, std::uint8_t{1});
+    }
+  });
+  for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  queries.resize(static_cast<std::size_t>(first.back() * dims));
+  pixel.resize(static_cast<std::size_t>(first.back()));
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      std::int64_t q = first[static_cast<std::size_t>(piece)];
+      for (std::int64_t p = piece * kPackPixels; p < std::min(tile.pixels, (piece + 1) * kPackPixels); ++p) {
+        if (!tile.valid[static_cast<std::size_t>(p)]) continue;
+        pixel[static_cast<std::size_t>(q)] = p;
+        const float* in = tile.features.data() + p * dims;
+        float* out = queries.data() + q * dims;
+        if (shift.empty()) std::copy_n(in, dims, out);
+        else
+          for (std::int64_t f = 0; f < dims; ++f)
+            out[f] = static_cast<float>(static_cast<double>(in[f]) - shift[static_cast<std::size_t>(f)]);
+        ++q;
+      }
+    }
+  });
 }
 
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, Backend& backend,
+                                                std::int64_t tile_rows, Backend& converter,
                                                 std::optional<io::RowRange> rows) {
   std::vector<std::uint8_t> mask;
-  mask.reserve(static_cast<std::size_t>(scene.info().shape.pixels()));
-  const Status status = for_each_feature_tile(scene, selection, tile_rows, backend, [&](FeatureTile& t) -> Status {
+  mask.reserve(static_cast<std::size_t>(rows ? rows->rows() * scene.info().shape.samples : scene.info().shape.pixels()));
+  const Status status = for_each_feature_tile(scene, selection, tile_rows, converter, [&](FeatureTile& t) -> Status {
     mask.insert(mask.end(), t.valid.begin(), t.valid.end());
     return {};
   }, rows);
@@ -44,22 +102,31 @@ Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const Ban
 
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
                                            std::span<const std::int64_t> pixels, std::int64_t tile_rows,
-                                           Backend& backend) {
+                                           Backend& converter) {
   const std::int64_t dims = selection.dims();
-  std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
-  std::size_t next = 0;
-  if (pixels.empty()) return out;
   const auto samples = scene.info().shape.samples;
-  const io::RowRange rows{pixels.front() / samples, pixels.back() / samples + 1};
-  const Status status = for_each_feature_tile(scene, selection, tile_rows, backend, [&](FeatureTile& t) -> Status {
-    for (; next < pixels.size() && pixels[next] < t.first_pixel + t.pixels; ++next) {
-      const std::int64_t local = pixels[next] - t.first_pixel;
-      std::copy_n(t.features.begin() + local * dims, dims, out.begin() + static_cast<std::ptrdiff_t>(next) * dims);
-    }
-    return {};
-  }, rows);
-  if (!status) return status.error();
-  return out;
+  const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
+  // Tiles start at a wanted pixel's row and end after the last wanted row within reach:
+  // sparse training pixels cost the rows that hold them, not the whole scene.
+  std::vector<io::RowRange> tiles;
+  for (std::size_t i = 0; i < pixels.size();) {
+    const std::int64_t r0 = pixels[i] / samples;
+    std::int64_t last = r0;
+    for (; i < pixels.size() && pixels[i] / samples < r0 + step; ++i) last = pixels[i] / samples;
+    tiles.push_back({r0, last + 1});
+  }
+  std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
+  FeatureTiles reader(scene, selection, converter, std::move(tiles));
+  std::size_t next = 0;
+  for (;;) {
+    auto tile = reader.next();
+    if (!tile) return tile.error();
+    if (*tile == nullptr) return out;
+    const FeatureTile& t = **tile;
+    for (; next < pixels.size() && pixels[next] < t.first_pixel + t.pixels; ++next)
+      std::copy_n(t.features.begin() + (pixels[next] - t.first_pixel) * dims, dims,
+                  out.begin() + static_cast<std::ptrdiff_t>(next) * dims);
+  }
 }
 
 }  // namespace hb::knn

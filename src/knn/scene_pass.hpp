@@ -1,10 +1,13 @@
-// One streaming pass over a scene in row tiles, handing each tile's features (bad bands
-// dropped, ignored pixels flagged) to a callback. The passes of `knn` (validity, gather
-// of training pixels, classification) all go through here.
+// Streaming passes over a scene in row tiles, handing each tile's features (bad bands
+// dropped, ignored pixels flagged) to the caller. The passes of `knn` (validity, gather
+// of training pixels, classification) all go through here. The next tile is read while
+// the caller works on the current one (ENVI scenes; see io::TileReader), and widening
+// and feature extraction use the host's threads.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -12,6 +15,10 @@
 #include "io/cube.hpp"
 #include "src/backend/backend.hpp"
 #include "src/knn/features.hpp"
+
+namespace hb::io {
+class TileReader;
+}
 
 namespace hb::knn {
 
@@ -23,21 +30,54 @@ struct FeatureTile {
   std::span<const std::uint8_t> valid;
 };
 
+// The feature tiles of a list of row ranges, in order, one read ahead.
+class FeatureTiles {
+ public:
+  FeatureTiles(const io::Cube& scene, const BandSelection& selection, Backend& converter,
+               std::vector<io::RowRange> tiles);
+  ~FeatureTiles();
+  FeatureTiles(const FeatureTiles&) = delete;
+  FeatureTiles& operator=(const FeatureTiles&) = delete;
+
+  // The next tile (valid until the following call), or nullptr after the last one.
+  Result<FeatureTile*> next();
+
+ private:
+  const io::Cube& scene_;
+  const BandSelection& selection_;
+  Backend& converter_;
+  std::vector<io::RowRange> tiles_;
+  std::size_t next_ = 0;
+  std::unique_ptr<io::TileReader> reader_;
+  std::vector<float> samples_, features_;
+  std::vector<std::uint8_t> valid_;
+  FeatureTile current_;
+};
+
+// Rows [span.begin, span.end) cut into tiles of at most tile_rows rows.
+std::vector<io::RowRange> row_tiles(io::RowRange span, std::int64_t tile_rows);
+
 using FeatureTileFn = std::function<Status(FeatureTile&)>;
 
 // `rows` limits the pass to part of the scene (a rank's block); default: every row.
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             Backend& backend, const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
+                             Backend& converter, const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
+
+// The valid pixels of a tile packed into query rows, [count, dims], each feature minus
+// shift[f] (in double, rounded once: the same rounding the training rows get); `pixel`
+// receives each query's tile-local pixel. An empty shift leaves the features as they are.
+void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
+                       std::vector<float>& queries, std::vector<std::int64_t>& pixel);
 
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, Backend& backend,
+                                                std::int64_t tile_rows, Backend& converter,
                                                 std::optional<io::RowRange> rows = {});
 
-// Features of the given scene pixels (ascending), [pixels.size(), dims]; only the rows
-// from the first pixel's to the last one's are read.
+// Features of the given scene pixels (ascending), [pixels.size(), dims]; only rows that
+// hold at least one of them are read.
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
                                            std::span<const std::int64_t> pixels, std::int64_t tile_rows,
-                                           Backend& backend);
+                                           Backend& converter);
 
 }  // namespace hb::knn

@@ -6,8 +6,12 @@
 
 #include <fmt/core.h>
 
+#include "io/parallel_for.hpp"
+
 namespace hb::knn {
 namespace {
+
+constexpr std::int64_t kShiftRowsPerThread = 4096;
 
 class MemoryTrainingSource final : public TrainingSource {
  public:
@@ -29,11 +33,13 @@ class MemoryTrainingSource final : public TrainingSource {
 
 void shift_rows(float* rows, std::int64_t count, const std::vector<double>& shift) {
   const auto dims = static_cast<std::int64_t>(shift.size());
-  for (std::int64_t r = 0; r < count; ++r)
-    for (std::int64_t b = 0; b < dims; ++b) {
-      float& x = rows[r * dims + b];
-      x = static_cast<float>(static_cast<double>(x) - shift[static_cast<std::size_t>(b)]);
-    }
+  io::parallel_for(count, kShiftRowsPerThread, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      for (std::int64_t b = 0; b < dims; ++b) {
+        float& x = rows[r * dims + b];
+        x = static_cast<float>(static_cast<double>(x) - shift[static_cast<std::size_t>(b)]);
+      }
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -156,7 +157,10 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
     auto writer = io::create_cube(o.output, components_info(cube, p.record.method, m), write);
     if (!writer) return writer.error();
     HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), **writer, rows, comm, blocks));
+    const auto start = std::chrono::steady_clock::now();
     HB_TRY((*writer)->commit());
+    spdlog::info("components committed (flushed to disk, renamed): {:.3f} s",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   Status stats_written;
   if (comm.is_root()) {

@@ -1,0 +1,21 @@
+// Data-parallel loops over host threads, for the per-pixel passes that feed the GPU
+// (widening, feature extraction, packing): one thread cannot keep up with a GPU that
+// classifies millions of pixels a second. Threads are started per call; callers hand
+// over whole tiles, so the start-up (tens of microseconds) is noise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace hb::io {
+
+// Threads a parallel loop may use: the cores of this host shared among the ranks on it.
+int host_threads();
+// Set once a rank knows how many ranks share its host (0 = every core).
+void share_host_threads(int ranks_on_host);
+
+// Calls fn(begin, end) over disjoint ranges covering [0, n), in parallel when n is at
+// least 2 * min_chunk; each range holds at least min_chunk items (except a short one).
+void parallel_for(std::int64_t n, std::int64_t min_chunk, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+}  // namespace hb::io
