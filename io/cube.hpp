@@ -54,6 +54,9 @@ class CubeWriter {
   // `rows` in canonical layout, of info().type.
   virtual Status write_rows(RowRange rows, std::span<const std::byte> data) = 0;
   virtual Status commit() = 0;
+  // True when every rank must make each write_rows call in step (collective HDF5):
+  // such writes stay on the caller's thread.
+  virtual bool writes_in_step() const { return false; }
 };
 
 struct WriteOptions {

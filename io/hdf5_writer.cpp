@@ -37,6 +37,8 @@ class Hdf5Writer final : public CubeWriter {
 
   const CubeInfo& info() const override { return info_; }
 
+  bool writes_in_step() const override { return parallel_ != nullptr; }
+
   Status write_rows(RowRange rows, std::span<const std::byte> data) override {
     HB_TRY(h5::agree(check_request(rows, data.size()), parallel_, path_));
     if (rows.empty() && parallel_ == nullptr) return {};

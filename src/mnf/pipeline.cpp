@@ -158,6 +158,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
   if (!estimate) return estimate.error();
   const Decomposition blocks = balance(grid, std::move(*estimate), info.shape.samples, comm.size());
+  spdlog::debug("statistics pass: provisional mean and row balance {:.3f} s", clock.seconds());
   const bool with_noise = options.method == Method::mnf;
   const auto halo = with_noise ? noise_halo(options.estimator) : Halo{};
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
@@ -174,8 +175,12 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   double input_wait = 0, compute = 0;
   const auto mine = static_cast<std::int64_t>(tiles.size());
   const auto counts = comm.allgather(mine);
-  for (std::int64_t i = 0; i < *std::max_element(counts.begin(), counts.end()); ++i) {
-    Status local;
+  // Collective reads keep the ranks in step, agreeing on failure before each one; a
+  // rank that reads on its own runs free and the ranks agree once, after the pass.
+  const bool in_step = collective_reads(cube, comm);
+  const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end()) : mine;
+  Status local;
+  for (std::int64_t i = 0; i < calls && local.ok(); ++i) {
     const Stopwatch wait;
     if (i < mine) {
       auto tile = reader.next();
@@ -186,8 +191,9 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
     } else {
       local = read_nothing(cube, comm);
     }
-    HB_TRY(mpi::agree(local, comm));
+    if (in_step) HB_TRY(mpi::agree(local, comm));
   }
+  HB_TRY(mpi::agree(local, comm));
   spdlog::info("statistics pass on {}: rank {} has rows [{}, {}) ({} tiles of {} rows), {:.3f} s waiting for input, "
                "{:.3f} s computing",
                backend.name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
@@ -257,9 +263,9 @@ Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& r
 }
 
 // Runs `per_tile(tile, out)` over this rank's block, `tile_rows` rows at a time, and
-// writes each result. Every rank makes the same number of read and write calls (empty
-// ones past its own rows), since readers and writers may be collective, and agrees on
-// failure before each write so that no rank waits in a write another will not make.
+// writes each result. With a collective reader or writer every rank makes the same
+// number of calls (empty ones past its own rows) and agrees on failure before each
+// write, so that no rank waits in a write another will not make.
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
                       std::int64_t outputs, const mpi::Comm& comm, const io::HostAllocator& allocator,
@@ -269,16 +275,22 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
   const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
   auto counts = comm.allgather(static_cast<std::int64_t>(tiles.size()));
-  const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
+  // Collective reads or writes keep the ranks in step (every rank makes every call,
+  // empty ones past its own rows, and they agree on failure before each write); ranks
+  // that read and write on their own run free and agree once, after the pass.
+  const bool in_step = collective_reads(cube, comm) || writer.writes_in_step();
+  const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
+                                     : static_cast<std::int64_t>(tiles.size());
   io::TileReader reader(cube, tiles, 0, allocator);
   // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
-  // is read on the reader's own thread) and no rank must write in step with others.
-  io::WriteBehind write_behind(writer, cube.format() == io::CubeFormat::envi && comm.size() == 1);
+  // is read on the reader's own thread) and no rank must write in step with others
+  // (ENVI outputs are written with pwrite by each rank on its own).
+  io::WriteBehind write_behind(writer, cube.format() == io::CubeFormat::envi && !writer.writes_in_step());
   double input_wait = 0, compute = 0, output = 0;
-  for (std::int64_t i = 0; i < calls; ++i) {
+  Status local;
+  for (std::int64_t i = 0; i < calls && local.ok(); ++i) {
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::Tile* tile = nullptr;
-    Status local;
     const Stopwatch wait;
     if (have) {
       auto next = reader.next();
@@ -292,16 +304,20 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
     if (local.ok() && tile != nullptr)
       local = per_tile(*tile, write_behind.next_buffer(static_cast<std::size_t>(tile->pixels() * outputs)));
     compute += work.seconds();
-    HB_TRY(mpi::agree(local, comm));
+    if (in_step) HB_TRY(mpi::agree(local, comm));
+    if (!local.ok()) break;
     if (tile != nullptr) {
-      HB_TRY(write_behind.write(tile->core(), output));
+      local = write_behind.write(tile->core(), output);
     } else {  // a collective write in step with the ranks that still have rows
       const Stopwatch write;
-      HB_TRY(writer.write_rows({}, {}));
+      local = writer.write_rows({}, {});
       output += write.seconds();
     }
+    if (in_step) HB_TRY(local);  // a collective writer has agreed on its outcome already
   }
-  HB_TRY(write_behind.finish(output));
+  const Status written = write_behind.finish(output);
+  if (local.ok()) local = written;
+  HB_TRY(mpi::agree(local, comm));
   spdlog::info("{}: rank {} rows [{}, {}): {:.3f} s waiting for input, {:.3f} s computing, {:.3f} s waiting for output", stage,
                comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end, input_wait,
                compute, output);
