@@ -9,9 +9,12 @@
 
 namespace hb::io {
 
-// Threads a parallel loop may use: the cores of this host shared among the ranks on it.
+// Threads a parallel loop may use: the CPUs this process may run on, shared among the
+// ranks of this host unless the launcher bound each rank to CPUs of its own (under
+// mpirun's default binding to one core, that is one thread: use --bind-to none or
+// --map-by ...:PE=N, or srun --cpus-per-task, to give ranks cores).
 int host_threads();
-// Set once a rank knows how many ranks share its host (0 = every core).
+// Set once a rank knows how many ranks share its host.
 void share_host_threads(int ranks_on_host);
 
 // Calls fn(begin, end) over disjoint ranges covering [0, n), in parallel when n is at

@@ -1,5 +1,7 @@
 #include "io/posix_file.hpp"
 
+#include "io/parallel_for.hpp"
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -23,7 +25,7 @@ constexpr std::size_t kParallelPieceBytes = std::size_t{2} << 20;
 constexpr std::size_t kWritebackBytes = std::size_t{256} << 10;
 
 unsigned read_threads_for(std::size_t bytes) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const auto cores = static_cast<unsigned>(host_threads());
   const auto pieces = static_cast<unsigned>(std::min<std::size_t>(bytes / kParallelPieceBytes, 8));
   return std::max(1u, std::min(pieces, cores));
 }

@@ -9,7 +9,9 @@ if ! command -v mpirun > /dev/null; then
   log "dist: no mpirun on this host: part skipped"
 else
 gpus=$(nvidia-smi -L | wc -l)
-mpi="mpirun --oversubscribe --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+# --bind-to none: Open MPI binds each rank to one core when np <= 2, which would leave
+# the host passes (reading, widening, packing) one core per rank on a 32-core host.
+mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
 # The MPI gtests under 2 ranks (run_device.sh runs them as one process): NCCL on two GPUs.
 for t in test_device_comm test_decomposition test_hdf5_parallel; do
   timeout 120 $mpi -np 2 "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?

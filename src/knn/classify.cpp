@@ -53,8 +53,6 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
 
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
   if (!search) return search.error();
-  auto converter = make_backend(BackendKind::cpu);  // follows the search once a CUDA search exists
-  if (!converter) return converter.error();
 
   ClassifyStats stats;
   stats.backend = std::string((*search)->backend_name());
@@ -73,7 +71,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   const std::int64_t dims = selection.dims();
   const int k = options.k;
 
-  const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, **converter, [&](FeatureTile& t) -> Status {
+  const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, [&](FeatureTile& t) -> Status {
     pack_valid_pixels(t, dims, {}, queries, query_pixel);
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.

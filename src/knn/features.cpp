@@ -1,9 +1,11 @@
 #include "src/knn/features.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <charconv>
 #include <cmath>
 
+#include "io/data_type.hpp"
 #include "io/parallel_for.hpp"
 
 namespace hb::knn {
@@ -42,22 +44,67 @@ BandSelection select_good_bands(const io::CubeInfo& info) {
   return s;
 }
 
-void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
-                      std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
+namespace {
+
+// Runs of consecutive scene bands among the used ones: copied as blocks.
+struct BandRun {
+  std::int64_t scene_band, feature, count;
+};
+
+std::vector<BandRun> band_runs(const BandSelection& selection) {
+  std::vector<BandRun> runs;
+  for (std::int64_t f = 0; f < selection.dims(); ++f) {
+    const auto b = selection.bands[static_cast<std::size_t>(f)];
+    if (!runs.empty() && runs.back().scene_band + runs.back().count == b) ++runs.back().count;
+    else runs.push_back({b, f, 1});
+  }
+  return runs;
+}
+
+// Not finite, or the data ignore value (compared as float, whatever the data type).
+// Integer samples are always finite: only the ignore value can rule them out.
+template <class T>
+bool unusable(const float* x, std::int64_t dims, std::optional<double> ignore_value) {
+  bool bad = false;
+  if constexpr (!std::is_integral_v<T>)
+    for (std::int64_t f = 0; f < dims; ++f) bad |= !std::isfinite(x[f]);
+  if (ignore_value) {
+    const auto ignored = static_cast<float>(*ignore_value);
+    for (std::int64_t f = 0; f < dims; ++f) bad |= x[f] == ignored;
+  }
+  return bad;
+}
+
+template <class T>
+void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& selection,
+                   std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
   const std::int64_t dims = selection.dims();
+  const auto runs = band_runs(selection);
   io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
-      const float* in = samples + p * selection.scene_bands;
+      const T* in = samples + p * selection.scene_bands;
       float* out = features + p * dims;
-      bool ok = true;
-      for (std::int64_t f = 0; f < dims; ++f) {
-        const float x = in[selection.bands[static_cast<std::size_t>(f)]];
-        ok = ok && std::isfinite(x) && !(ignore_value && x == static_cast<float>(*ignore_value));
-        out[f] = x;
-      }
-      valid[p] = ok ? 1 : 0;
-      if (!ok) std::fill(out, out + dims, 0.0f);
+      for (const auto& run : runs)
+        for (std::int64_t i = 0; i < run.count; ++i) out[run.feature + i] = static_cast<float>(in[run.scene_band + i]);
+      const bool bad = unusable<T>(out, dims, ignore_value);
+      valid[p] = bad ? 0 : 1;
+      if (bad) std::fill(out, out + dims, 0.0f);
     }
+  });
+}
+
+}  // namespace
+
+void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
+                      std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
+  extract_typed(samples, pixels, selection, ignore_value, features, valid);
+}
+
+void extract_features(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                      float* features, std::uint8_t* valid) {
+  io::visit_data_type(tile.type(), [&](auto zero) {
+    using T = decltype(zero);
+    extract_typed(tile.as<T>().data(), tile.pixels(), selection, ignore_value, features, valid);
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include "io/error.hpp"
 #include "io/metadata.hpp"
+#include "io/tile.hpp"
 
 namespace hb::knn {
 
@@ -34,10 +35,14 @@ struct BandSelection {
 
 BandSelection select_good_bands(const io::CubeInfo& info);
 
-// From `pixels` x scene_bands float32 samples (a converted tile) to features
-// [pixels, dims] and a validity flag per pixel (1 = usable). Ignored pixels get zero
-// features so that nothing downstream sees NaN.
+// From `pixels` x scene_bands float32 samples to features [pixels, dims] and a
+// validity flag per pixel (1 = usable). Ignored pixels get zero features so that
+// nothing downstream sees NaN.
 void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
                       std::optional<double> ignore_value, float* features, std::uint8_t* valid);
+// The same from a tile in the scene's own data type: each sample is widened to float
+// as it is taken, so the tile's samples are read once and nothing else is written.
+void extract_features(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                      float* features, std::uint8_t* valid);
 
 }  // namespace hb::knn

@@ -108,8 +108,6 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   const std::int64_t dims = in.selection->dims();
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
   HB_TRY(mpi::agree(search ? Status{} : Status{search.error()}, comm));
-  auto converter = make_backend(BackendKind::cpu);
-  if (!converter) return converter.error();
 
   ClassifyStats stats;
   stats.backend = std::string((*search)->backend_name());
@@ -123,7 +121,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   ShardStream stream(std::move(mine), dims, mode, comm);
   auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
-  FeatureTiles reader(scene, *in.selection, **converter, tiles);
+  FeatureTiles reader(scene, *in.selection, tiles);
   const int k = options.k;
   TopK running(0, k);
   std::vector<float> queries;

@@ -29,11 +29,10 @@ Status check_job(const KnnJob& job) {
   return {};
 }
 
-// What the scene passes need: the scene, its feature bands, a converter, a tile height.
+// What the scene passes need: the scene, its feature bands, a tile height.
 struct SceneContext {
   std::unique_ptr<io::Cube> cube;
   BandSelection selection;
-  std::unique_ptr<Backend> converter;
   std::int64_t tile_rows = 1;
 };
 
@@ -48,7 +47,7 @@ Result<Drawn> draw_from_truth(const KnnJob& job, SceneContext& s, const std::vec
   auto split = stratified_split(truth, valid, job.split);
   if (!split) return split.error();
   if (split->train.empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-  auto features = gather_features(*s.cube, s.selection, split->train, s.tile_rows, *s.converter);
+  auto features = gather_features(*s.cube, s.selection, split->train, s.tile_rows);
   if (!features) return features.error();
   Drawn d;
   d.training.features = memory_training_source(std::move(*features), s.selection.dims(), job.scene);
@@ -122,9 +121,6 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   const auto& shape = s.cube->info().shape;
   s.selection = select_good_bands(s.cube->info());
   if (s.selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
-  auto converter = make_backend(BackendKind::cpu);
-  if (!converter) return converter.error();
-  s.converter = std::move(*converter);
   s.tile_rows = job_tile_rows(job, s.cube->info(), s.selection.dims());
 
   // Truth, validity, split (or the training file).
@@ -143,7 +139,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     if (!ids) return ids.error();
     truth = std::move(*ids);
     truth_meta = (*truth_cube)->info().meta;
-    auto mask = validity_mask(*s.cube, s.selection, s.tile_rows, *s.converter);
+    auto mask = validity_mask(*s.cube, s.selection, s.tile_rows);
     if (!mask) return mask.error();
     valid = std::move(*mask);
     spdlog::info("knn: truth and validity pass {:.3f} s", lap());

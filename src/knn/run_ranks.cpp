@@ -31,8 +31,8 @@ io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
 }
 
 Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
-                                                  std::int64_t tile_rows, Backend& converter, const mpi::Comm& comm) {
-  auto mine = validity_mask(cube, selection, tile_rows, converter, even_rows(cube.info().shape.lines, comm));
+                                                  std::int64_t tile_rows, const mpi::Comm& comm) {
+  auto mine = validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm));
   HB_TRY(mpi::agree(mine ? Status{} : Status{mine.error()}, comm));
   const auto all = comm.allgather_bytes(std::as_bytes(std::span<const std::uint8_t>(*mine)));
   std::vector<std::uint8_t> mask(all.size());
@@ -110,8 +110,6 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   const auto& shape = info.shape;
   const BandSelection selection = select_good_bands(info);
   if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
-  auto converter = make_backend(BackendKind::cpu);
-  if (!converter) return converter.error();
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
   auto clock = std::chrono::steady_clock::now();
@@ -126,7 +124,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
     truth = std::move(*ids);
     truth_meta = (*truth_cube)->info().meta;
-    auto mask = shared_validity(**cube, selection, tile_rows, **converter, comm);
+    auto mask = shared_validity(**cube, selection, tile_rows, comm);
     if (!mask) return mask.error();
     valid = std::move(*mask);
     truth_seconds = seconds_since(clock);
@@ -148,7 +146,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     shard.count = count * (r + 1) / size - shard.first;
     split_seconds = seconds_since(clock);
     const std::span<const std::int64_t> pixels(split->train.data() + shard.first, static_cast<std::size_t>(shard.count));
-    auto features = gather_features(**cube, selection, pixels, tile_rows, **converter);
+    auto features = gather_features(**cube, selection, pixels, tile_rows);
     gather_seconds = seconds_since(clock);
     if (features) shard.rows = std::move(*features);
     else local = features.error();

@@ -12,9 +12,8 @@ constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
 
 }  // namespace
 
-FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, Backend& converter,
-                           std::vector<io::RowRange> tiles)
-    : scene_(scene), selection_(selection), converter_(converter), tiles_(std::move(tiles)),
+FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles)
+    : scene_(scene), selection_(selection), tiles_(std::move(tiles)),
       reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
 
 FeatureTiles::~FeatureTiles() = default;
@@ -26,12 +25,9 @@ Result<FeatureTile*> FeatureTiles::next() {
   const io::RowRange rows = tiles_[next_++];
   const auto& shape = scene_.info().shape;
   const std::int64_t pixels = rows.rows() * shape.samples;
-  samples_.resize(static_cast<std::size_t>(pixels * shape.bands));
-  HB_TRY(converter_.convert_to_f32(**tile, samples_));
   features_.resize(static_cast<std::size_t>(pixels * selection_.dims()));
   valid_.resize(static_cast<std::size_t>(pixels));
-  extract_features(samples_.data(), pixels, selection_, scene_.info().meta.data_ignore_value, features_.data(),
-                   valid_.data());
+  extract_features(**tile, selection_, scene_.info().meta.data_ignore_value, features_.data(), valid_.data());
   current_ = {rows, rows.begin * shape.samples, pixels, features_, valid_};
   return &current_;
 }
@@ -44,9 +40,8 @@ std::vector<io::RowRange> row_tiles(io::RowRange span, std::int64_t tile_rows) {
 }
 
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             Backend& converter, const FeatureTileFn& fn, std::optional<io::RowRange> range) {
-  FeatureTiles tiles(scene, selection, converter,
-                     row_tiles(range.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows));
+                             const FeatureTileFn& fn, std::optional<io::RowRange> range) {
+  FeatureTiles tiles(scene, selection, row_tiles(range.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows));
   for (;;) {
     auto tile = tiles.next();
     if (!tile) return tile.error();
@@ -88,11 +83,10 @@ void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<con
 }
 
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, Backend& converter,
-                                                std::optional<io::RowRange> rows) {
+                                                std::int64_t tile_rows, std::optional<io::RowRange> rows) {
   std::vector<std::uint8_t> mask;
   mask.reserve(static_cast<std::size_t>(rows ? rows->rows() * scene.info().shape.samples : scene.info().shape.pixels()));
-  const Status status = for_each_feature_tile(scene, selection, tile_rows, converter, [&](FeatureTile& t) -> Status {
+  const Status status = for_each_feature_tile(scene, selection, tile_rows, [&](FeatureTile& t) -> Status {
     mask.insert(mask.end(), t.valid.begin(), t.valid.end());
     return {};
   }, rows);
@@ -101,13 +95,12 @@ Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const Ban
 }
 
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
-                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows,
-                                           Backend& converter) {
+                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows) {
   const std::int64_t dims = selection.dims();
   const auto samples = scene.info().shape.samples;
   const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
-  // Tiles start at a wanted pixel's row and end after the last wanted row within reach:
-  // sparse training pixels cost the rows that hold them, not the whole scene.
+  // Tiles end at the last wanted row within reach: sparse training pixels cost the
+  // rows around them, not the whole scene.
   std::vector<io::RowRange> tiles;
   for (std::size_t i = 0; i < pixels.size();) {
     const std::int64_t r0 = pixels[i] / samples;
@@ -116,7 +109,7 @@ Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSele
     tiles.push_back({r0, last + 1});
   }
   std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
-  FeatureTiles reader(scene, selection, converter, std::move(tiles));
+  FeatureTiles reader(scene, selection, std::move(tiles));
   std::size_t next = 0;
   for (;;) {
     auto tile = reader.next();

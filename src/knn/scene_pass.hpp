@@ -1,8 +1,8 @@
 // Streaming passes over a scene in row tiles, handing each tile's features (bad bands
 // dropped, ignored pixels flagged) to the caller. The passes of `knn` (validity, gather
 // of training pixels, classification) all go through here. The next tile is read while
-// the caller works on the current one (ENVI scenes; see io::TileReader), and widening
-// and feature extraction use the host's threads.
+// the caller works on the current one (ENVI scenes; see io::TileReader), and feature
+// extraction (widening included) uses the host's threads.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "src/backend/backend.hpp"
 #include "src/knn/features.hpp"
 
 namespace hb::io {
@@ -33,8 +32,7 @@ struct FeatureTile {
 // The feature tiles of a list of row ranges, in order, one read ahead.
 class FeatureTiles {
  public:
-  FeatureTiles(const io::Cube& scene, const BandSelection& selection, Backend& converter,
-               std::vector<io::RowRange> tiles);
+  FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles);
   ~FeatureTiles();
   FeatureTiles(const FeatureTiles&) = delete;
   FeatureTiles& operator=(const FeatureTiles&) = delete;
@@ -45,11 +43,10 @@ class FeatureTiles {
  private:
   const io::Cube& scene_;
   const BandSelection& selection_;
-  Backend& converter_;
   std::vector<io::RowRange> tiles_;
   std::size_t next_ = 0;
   std::unique_ptr<io::TileReader> reader_;
-  std::vector<float> samples_, features_;
+  std::vector<float> features_;
   std::vector<std::uint8_t> valid_;
   FeatureTile current_;
 };
@@ -61,7 +58,7 @@ using FeatureTileFn = std::function<Status(FeatureTile&)>;
 
 // `rows` limits the pass to part of the scene (a rank's block); default: every row.
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             Backend& converter, const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
+                             const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
 
 // The valid pixels of a tile packed into query rows, [count, dims], each feature minus
 // shift[f] (in double, rounded once: the same rounding the training rows get); `pixel`
@@ -71,13 +68,11 @@ void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<con
 
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, Backend& converter,
-                                                std::optional<io::RowRange> rows = {});
+                                                std::int64_t tile_rows, std::optional<io::RowRange> rows = {});
 
-// Features of the given scene pixels (ascending), [pixels.size(), dims]; only rows that
-// hold at least one of them are read.
+// Features of the given scene pixels (ascending), [pixels.size(), dims]; tiles start
+// at a wanted pixel's row, so rows far from every wanted pixel are not read.
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
-                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows,
-                                           Backend& converter);
+                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows);
 
 }  // namespace hb::knn

@@ -174,10 +174,8 @@ Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::
   if (!ids) return ids.error();
   const auto selection = knn::select_good_bands(scene.info());
   if (selection.dims() == 0) return bad_input(scene.path(), "bbl", "every band is marked bad");
-  auto converter = make_backend(BackendKind::cpu);
-  if (!converter) return converter.error();
   ClassMeans sums(selection.dims());
-  const Status pass = knn::for_each_feature_tile(scene, selection, tile_rows, **converter, [&](knn::FeatureTile& t) -> Status {
+  const Status pass = knn::for_each_feature_tile(scene, selection, tile_rows, [&](knn::FeatureTile& t) -> Status {
     for (std::int64_t p = 0; p < t.pixels; ++p)
       if (t.valid[static_cast<std::size_t>(p)])
         sums.add((*ids)[static_cast<std::size_t>(t.first_pixel + p)], t.features.data() + p * selection.dims());

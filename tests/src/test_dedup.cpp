@@ -142,15 +142,14 @@ std::vector<double> squared_norms(std::span<const float> rows, std::int64_t dims
 
 Output classify(const Scene& scene, Mode mode, knn::Metric metric) {
   const auto selection = knn::select_good_bands(scene.cube->info());
-  auto backend = make_backend(BackendKind::cpu);
-  auto valid = knn::validity_mask(*scene.cube, selection, 5, **backend);
+  auto valid = knn::validity_mask(*scene.cube, selection, 5);
   const auto split = *knn::stratified_split(scene.truth, *valid, {std::nullopt, 6, 3});
-  auto features = knn::gather_features(*scene.cube, selection, split.train, 5, **backend);
+  auto features = knn::gather_features(*scene.cube, selection, split.train, 5);
   std::vector<std::int64_t> every(static_cast<std::size_t>(scene.cube->info().shape.pixels()));
   std::iota(every.begin(), every.end(), 0);
   Output out;
   out.train_norm2 = squared_norms(*features, selection.dims());
-  out.pixel_norm2 = squared_norms(*knn::gather_features(*scene.cube, selection, every, 5, **backend), selection.dims());
+  out.pixel_norm2 = squared_norms(*knn::gather_features(*scene.cube, selection, every, 5), selection.dims());
   knn::TrainingSet training;
   training.features = knn::memory_training_source(*features, selection.dims(), "scene");
   for (const auto p : split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);

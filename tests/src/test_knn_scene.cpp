@@ -68,11 +68,10 @@ struct Run {
 Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_rows, std::int64_t cache_bytes) {
   Run run;
   const auto selection = select_good_bands(scene.cube->info());
-  auto backend = make_backend(BackendKind::cpu);
-  auto valid = validity_mask(*scene.cube, selection, 7, **backend);
+  auto valid = validity_mask(*scene.cube, selection, 7);
   EXPECT_TRUE(valid.ok());
   run.split = *stratified_split(scene.truth, *valid, {std::nullopt, 15, 1});
-  auto features = gather_features(*scene.cube, selection, run.split.train, 7, **backend);
+  auto features = gather_features(*scene.cube, selection, run.split.train, 7);
   run.training_features = *features;
   TrainingSet training;
   training.features = memory_training_source(*features, selection.dims(), "scene");
