@@ -35,6 +35,8 @@ if [[ $tests != 0 ]]; then
     name=$(basename "$t"); [[ $name =~ $tests ]] || continue
     timeout 300 "$t" --gtest_brief=1 > "$out/$name.log" 2>&1; rc=$?
     log "$name: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' ')"
+    # Only a few files come back from the device: a failure's messages go into the summary.
+    [[ $rc == 0 ]] || grep -E -A6 'Failure|error:|Expected|Which is|FAILED' "$out/$name.log" | head -60 | tee -a "$out/summary.txt"
   done
 fi
 for part in ${HB_DEVICE_PARTS:-$(ls bench/device | sed 's/\.sh$//')}; do

@@ -1,10 +1,11 @@
 # Device part for issue 5 (distributed runs), for the nvidia-h200-x2 kind (2 GPUs):
 #  * determinism 1 vs 2 GPUs: MNF components (ENVI bytes) and eigenvalues, KNN class maps;
-#  * strong scaling 1 -> 2 GPUs, MNF and KNN, on a 10 GB synthetic scene;
-#  * weak scaling: 1 GPU on 5 GB against 2 GPUs on 10 GB;
+#  * strong scaling 1 -> 2 GPUs, MNF and KNN, on 10 and 40 GB synthetic scenes;
+#  * weak scaling: 1 GPU on 10 (20) GB against 2 GPUs on 20 (40) GB;
+#  * the write floor (dd into the page cache and to disk);
 #  * per-rank time split (I/O, compute, communication) from the -v logs;
 #  * allreduce time against message size (bench_allreduce, NCCL and MPI tables).
-# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 4 minutes.
+# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 5 minutes; 90 GB of disk.
 if ! command -v mpirun > /dev/null; then
   log "dist: no mpirun on this host: part skipped"
 else
@@ -17,51 +18,62 @@ for t in test_device_comm test_decomposition test_hdf5_parallel; do
   timeout 120 $mpi -np 2 "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
   log "dist: mpirun -np 2 $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
 done
-ensure_flightline; half=$scene  # the shared 5 GB flightline (16384 lines) for weak scaling
-big=$work/dist10.hdr
-t0=$(now)
-"$bin/hyperbatch" -q synth -o "$big" --lines 33000 --samples 677 --bands 224 --classes 8 --seed 5 --fill-border 0.1 > /dev/null
-log "dist: synth 10 GB scene: $(since $t0) s ($gpus GPUs)"
+# Synthetic scenes of 10, 20 and 40 GB (677 samples x 224 bands int16, 10 % fill border).
+synth_scene() {  # NAME LINES
+  local t0; t0=$(now)
+  "$bin/hyperbatch" -q synth -o "$work/$1.hdr" --lines "$2" --samples 677 --bands 224 --classes 8 --seed 5 \
+    --fill-border 0.1 > /dev/null
+  log "dist: synth $1 ($2 lines): $(since $t0) s ($gpus GPUs)"
+}
+synth_scene dist10 33000; synth_scene dist20 66000; synth_scene dist40 132000
 
-# run NAME RANKS ARGS...: one timed distributed run, its -v log kept, per-rank split grepped.
+# The write floor of this host's disk and page cache: what an output of that size costs.
+t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 status=none; log "dist: dd 2 GiB into the page cache: $(since $t0) s"
+t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 conv=fsync status=none; log "dist: dd 2 GiB to disk (fsync): $(since $t0) s"
+rm -f "$work/dd.bin"
+
+# run NAME RANKS ARGS...: one timed distributed run, its -v log kept.
 dist_run() {
   local name=$1 ranks=$2; shift 2
   local t0; t0=$(now)
   timeout 200 $mpi -np "$ranks" "$bin/hyperbatch" -v "$@" > "$out/dist_$name.log" 2>&1; local rc=$?
   log "dist $name ($ranks ranks): rc=$rc $(since $t0) s"
   # The whole -v log: its timestamps show the serial parts (start-up, basis, commit).
-  grep -vE "ETA|^\s*$" "$out/dist_$name.log" | sed 's/^/    /' | tee -a "$out/summary.txt"
+  grep -vE "ETA|^\s*$|select probe|^(wrote|report|select|overall|  )" "$out/dist_$name.log" | sed 's/^/    /' \
+    | tee -a "$out/summary.txt"
 }
 
-for ranks in 1 2; do
-  [[ $ranks -le $gpus ]] || continue
-  dist_run mnf_10g_$ranks $ranks mnf "$big" -o "$work/dist_mnf_$ranks.hdr" --components 20 --backend cuda
-done
-[[ $gpus -ge 2 ]] && dist_run mnf_5g_1 1 mnf "$half" -o "$work/dist_mnf_half.hdr" --components 20 --backend cuda
-if cmp -s "$work/dist_mnf_1.img" "$work/dist_mnf_2.img"; then log "dist: MNF components 1 vs 2 GPUs: identical bytes"
-else log "dist: MNF components 1 vs 2 GPUs: DIFFER"; fi
-python3 - "$work/dist_mnf_1.stats.h5" "$work/dist_mnf_2.stats.h5" <<'PY' 2>&1 | tee -a "$out/summary.txt"
+# MNF and KNN on one scene at 1 and 2 GPUs; determinism checked between the two.
+scaling() {  # SCENE
+  local scene=$1
+  for ranks in 1 2; do
+    [[ $ranks -le $gpus ]] || continue
+    dist_run "mnf_${scene}_$ranks" $ranks mnf "$work/$scene.hdr" -o "$work/out_mnf_$ranks.hdr" --components 20 --backend cuda
+  done
+  if cmp -s "$work/out_mnf_1.img" "$work/out_mnf_2.img"; then log "dist: $scene MNF components 1 vs 2 GPUs: identical bytes"
+  else log "dist: $scene MNF components 1 vs 2 GPUs: DIFFER"; fi
+  python3 - "$work/out_mnf_1.stats.h5" "$work/out_mnf_2.stats.h5" "$scene" <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import sys
 try:
     import h5py, numpy as np
 except ImportError:
     print("== dist: eigenvalue check skipped (no h5py)"); sys.exit(0)
 a, b = (h5py.File(p)["mnf/eigenvalues"][()] for p in sys.argv[1:3])
-print(f"== dist: MNF eigenvalues 1 vs 2 GPUs: max relative difference {np.max(np.abs(a - b) / np.abs(a)):.3g}")
+print(f"== dist: {sys.argv[3]} MNF eigenvalues 1 vs 2 GPUs: max relative difference {np.max(np.abs(a - b) / np.abs(a)):.3g}")
 PY
-
-truth=${big%.hdr}_truth.hdr
-for ranks in 1 2; do
-  [[ $ranks -le $gpus ]] || continue
-  dist_run knn_10g_$ranks $ranks knn "$big" --truth "$truth" --train-per-class 200 -k 5 -o "$work/dist_knn_$ranks.hdr" \
-    --shard-mode ring
-done
-[[ $gpus -ge 2 ]] && dist_run knn_5g_1 1 knn "$half" --truth "${half%.hdr}_truth.hdr" --train-per-class 200 -k 5 \
-  -o "$work/dist_knn_half.hdr"
-if cmp -s "$work/dist_knn_1.img" "$work/dist_knn_2.img"; then log "dist: KNN class maps 1 vs 2 GPUs: identical bytes"
-else log "dist: KNN class maps 1 vs 2 GPUs: DIFFER"; fi
+  for ranks in 1 2; do
+    [[ $ranks -le $gpus ]] || continue
+    dist_run "knn_${scene}_$ranks" $ranks knn "$work/$scene.hdr" --truth "$work/${scene}_truth.hdr" --train-per-class 200 \
+      -k 5 -o "$work/out_knn_$ranks.hdr" --shard-mode ring
+  done
+  if cmp -s "$work/out_knn_1.img" "$work/out_knn_2.img"; then log "dist: $scene KNN class maps 1 vs 2 GPUs: identical bytes"
+  else log "dist: $scene KNN class maps 1 vs 2 GPUs: DIFFER"; fi
+  rm -f "$work"/out_*
+}
+# Strong scaling at 10 and 40 GB; weak scaling from 1 GPU on 10 (20) GB to 2 GPUs on 20 (40) GB.
+for scene in dist10 dist20 dist40; do scaling $scene; done
 
 [[ $gpus -ge 2 ]] && timeout 60 $mpi -np 2 "$bin/bench_allreduce" $((256 << 20)) 2>&1 | tee "$out/dist_allreduce.txt" \
   | tee -a "$out/summary.txt"
-rm -f "$work"/dist_* "$work"/dist10*
+rm -f "$work"/dist_* "$work"/dist10* "$work"/dist20* "$work"/dist40*
 fi

@@ -72,7 +72,8 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   const int k = options.k;
 
   const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, [&](FeatureTile& t) -> Status {
-    pack_valid_pixels(t, dims, {}, queries, query_pixel);
+    queries.resize(static_cast<std::size_t>(t.pixels * dims));
+    queries.resize(static_cast<std::size_t>(pack_valid_pixels(t, dims, {}, queries.data(), query_pixel) * dims));
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
     dedup::Duplicates dup;

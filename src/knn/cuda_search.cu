@@ -77,6 +77,12 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   std::string_view backend_name() const override { return "cuda"; }
+
+  float* query_buffer(std::int64_t floats) override {
+    if (staging_.reserve(static_cast<std::size_t>(floats) * 4) != cudaSuccess) return KnnSearch::query_buffer(floats);
+    ++staging_fill_;
+    return staging_.as<float>();
+  }
   SelectMethod select_method() const override { return chosen_; }
 
   Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) override {
@@ -98,7 +104,14 @@ class CudaKnnSearch final : public KnnSearch {
     HB_TRY(reserve(chosen_, block, chunk.count, chunk.dims, k));
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
       const int rows = static_cast<int>(std::min<std::int64_t>(block, nq - q0));
-      HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims));
+      // Queries packed into the pinned buffer and searched whole stay on the device
+      // for the next chunk; anything else is uploaded block by block.
+      const bool whole = queries == staging_.as<float>() && q0 == 0 && rows == nq;
+      const std::int64_t fill = whole ? staging_fill_ : -1;
+      if (fill < 0 || fill != uploaded_fill_ || nq != uploaded_rows_ || chunk.dims != dims_)
+        HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims));
+      uploaded_fill_ = fill;
+      uploaded_rows_ = nq;
       HB_TRY(upload_lists(running, q0, rows));
       HB_TRY(run(chosen_, **device_chunk, chunk.first_index, rows, k));
       HB_TRY(download_lists(running, q0, rows));
@@ -167,6 +180,7 @@ class CudaKnnSearch final : public KnnSearch {
 
   Status upload_queries(const float* queries, int rows, std::int64_t dims) {
     dims_ = static_cast<int>(dims);
+    uploaded_fill_ = -1;
     HB_CUDA_TRY(cudaMemcpyAsync(queries_.as<float>(), queries, static_cast<std::size_t>(rows * dims) * 4,
                                 cudaMemcpyHostToDevice, stream_),
                 "copy queries");
@@ -341,6 +355,10 @@ class CudaKnnSearch final : public KnnSearch {
   std::map<std::int64_t, std::unique_ptr<DeviceChunk>> cache_;
   DeviceChunk streamed_;
   int dims_ = 0;
+  cuda::PinnedBuffer staging_;        // query_buffer(): pinned, uploaded once per fill
+  std::int64_t staging_fill_ = 0;     // bumped by every query_buffer() call
+  std::int64_t uploaded_fill_ = -1;   // the fill whose queries are on the device; -1: none
+  std::int64_t uploaded_rows_ = 0;
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
 };

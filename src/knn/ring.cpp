@@ -124,7 +124,6 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   FeatureTiles reader(scene, *in.selection, tiles);
   const int k = options.k;
   TopK running(0, k);
-  std::vector<float> queries;
   std::vector<std::int64_t> query_pixel;
   std::vector<VoteResult> votes;
   std::vector<std::uint16_t> labels;
@@ -135,10 +134,11 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
-    queries.clear();
     query_pixel.clear();
     auto clock = std::chrono::steady_clock::now();
     Status local;
+    // Packed where the search wants them (pinned on a GPU): uploaded once for every shard.
+    float* queries = (*search)->query_buffer(std::max<std::int64_t>(pixels * dims, 1));
     if (have) {
       auto tile = reader.next();
       if (tile) pack_valid_pixels(**tile, dims, in.shift, queries, query_pixel);
@@ -152,7 +152,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     for (int step = 0; step < stream.steps(); ++step) {
       stream.start(step);
       clock = std::chrono::steady_clock::now();
-      if (local.ok()) local = (*search)->search(queries.data(), nq, stream.chunk(step), running);
+      if (local.ok()) local = (*search)->search(queries, nq, stream.chunk(step), running);
       times.search += since(clock);
       clock = std::chrono::steady_clock::now();
       stream.finish(step);

@@ -39,19 +39,33 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   if (options.per_class && *options.per_class < 1)
     return Error{ErrorKind::usage, {}, "--train-per-class", "must be at least 1"};
 
-  // Per class: (rank, pixel) pairs; ordering by pixel too makes hash collisions harmless.
-  // The n smallest of each class are found by partial selection, then both lists come
-  // out in pixel order from one scan: linear in the labelled pixels.
-  std::vector<std::vector<std::pair<std::uint64_t, std::int64_t>>> by_class;
+  // Per class, the n pixels of smallest (rank, pixel): ordering by pixel too makes hash
+  // collisions harmless. A fixed count per class keeps only a max-heap of n candidates
+  // per class; a fraction needs every member first (n depends on the class size). Both
+  // lists then come out in pixel order from one scan: linear in the labelled pixels.
+  using Candidate = std::pair<std::uint64_t, std::int64_t>;
+  std::vector<std::vector<Candidate>> by_class;
   for (std::size_t p = 0; p < truth.size(); ++p) {
     if (!usable(truth, valid, p)) continue;
     if (truth[p] >= by_class.size()) by_class.resize(truth[p] + std::size_t{1});
-    by_class[truth[p]].emplace_back(pixel_rank(options.seed, static_cast<std::int64_t>(p)), static_cast<std::int64_t>(p));
+    auto& members = by_class[truth[p]];
+    const Candidate c{pixel_rank(options.seed, static_cast<std::int64_t>(p)), static_cast<std::int64_t>(p)};
+    if (!options.per_class) {
+      members.push_back(c);
+    } else if (static_cast<std::int64_t>(members.size()) < *options.per_class) {
+      members.push_back(c);
+      std::push_heap(members.begin(), members.end());
+    } else if (c < members.front()) {
+      std::pop_heap(members.begin(), members.end());
+      members.back() = c;
+      std::push_heap(members.begin(), members.end());
+    }
   }
   std::vector<std::uint8_t> drawn(truth.size(), 0);
   for (auto& members : by_class) {
     if (members.empty()) continue;
-    const std::int64_t n = training_count(static_cast<std::int64_t>(members.size()), options);
+    const std::int64_t n = options.per_class ? static_cast<std::int64_t>(members.size())
+                                             : training_count(static_cast<std::int64_t>(members.size()), options);
     std::nth_element(members.begin(), members.begin() + (n - 1), members.end());
     for (std::int64_t i = 0; i < n; ++i) drawn[static_cast<std::size_t>(members[static_cast<std::size_t>(i)].second)] = 1;
   }

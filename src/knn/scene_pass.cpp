@@ -50,8 +50,8 @@ Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selecti
   }
 }
 
-void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
-                       std::vector<float>& queries, std::vector<std::int64_t>& pixel) {
+std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
+                               float* queries, std::vector<std::int64_t>& pixel) {
   const std::int64_t pieces = (tile.pixels + kPackPixels - 1) / kPackPixels;
   std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
   io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
@@ -62,7 +62,6 @@ void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<con
     }
   });
   for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
-  queries.resize(static_cast<std::size_t>(first.back() * dims));
   pixel.resize(static_cast<std::size_t>(first.back()));
   io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
@@ -71,7 +70,7 @@ void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<con
         if (!tile.valid[static_cast<std::size_t>(p)]) continue;
         pixel[static_cast<std::size_t>(q)] = p;
         const float* in = tile.features.data() + p * dims;
-        float* out = queries.data() + q * dims;
+        float* out = queries + q * dims;
         if (shift.empty()) std::copy_n(in, dims, out);
         else
           for (std::int64_t f = 0; f < dims; ++f)
@@ -80,6 +79,7 @@ void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<con
       }
     }
   });
+  return first.back();
 }
 
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,

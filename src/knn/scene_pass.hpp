@@ -62,9 +62,10 @@ Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selecti
 
 // The valid pixels of a tile packed into query rows, [count, dims], each feature minus
 // shift[f] (in double, rounded once: the same rounding the training rows get); `pixel`
-// receives each query's tile-local pixel. An empty shift leaves the features as they are.
-void pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
-                       std::vector<float>& queries, std::vector<std::int64_t>& pixel);
+// receives each query's tile-local pixel. An empty shift leaves the features as they
+// are. `queries` has room for every pixel of the tile; returns the count.
+std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
+                               float* queries, std::vector<std::int64_t>& pixel);
 
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "io/error.hpp"
 #include "src/backend/backend.hpp"
@@ -64,6 +65,16 @@ class KnnSearch {
   virtual SelectMethod select_method() const = 0;
   // queries: [nq, chunk.dims] row-major; running: nq lists of running.k() pairs.
   virtual Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) = 0;
+  // A host buffer of at least `floats` floats to pack queries into before searching
+  // them against several chunks (the ring's shards): the CUDA backend pins it and
+  // uploads its queries once, until the buffer is asked for again. Valid until then.
+  virtual float* query_buffer(std::int64_t floats) {
+    if (static_cast<std::int64_t>(query_buffer_.size()) < floats) query_buffer_.resize(static_cast<std::size_t>(floats));
+    return query_buffer_.data();
+  }
+
+ private:
+  std::vector<float> query_buffer_;
 };
 
 std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);
