@@ -30,6 +30,16 @@ synth_scene dist10 33000; synth_scene dist20 66000; synth_scene dist40 132000
 # The write floor of this host's disk and page cache: what an output of that size costs.
 t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 status=none; log "dist: dd 2 GiB into the page cache: $(since $t0) s"
 t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 conv=fsync status=none; log "dist: dd 2 GiB to disk (fsync): $(since $t0) s"
+# Two writers at once, into two files and into one file: is the page-cache write rate a
+# limit of the host or of one file (each buffered write holds the file's inode lock)?
+t0=$(now)
+dd if=/dev/zero of="$work/dd.bin" bs=8M count=128 status=none & dd if=/dev/zero of="$work/dd2.bin" bs=8M count=128 status=none & wait
+log "dist: dd 2 x 1 GiB by two writers into two files: $(since $t0) s"
+rm -f "$work/dd.bin" "$work/dd2.bin"
+t0=$(now)
+dd if=/dev/zero of="$work/dd.bin" bs=8M count=128 conv=notrunc status=none &
+dd if=/dev/zero of="$work/dd.bin" bs=8M count=128 seek=128 conv=notrunc status=none & wait
+log "dist: dd 2 x 1 GiB by two writers into one file: $(since $t0) s"
 rm -f "$work/dd.bin"
 
 # run NAME RANKS ARGS...: one timed distributed run, its -v log kept.

@@ -1,6 +1,7 @@
 #include "src/knn/features.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 #include <charconv>
 #include <cmath>
@@ -93,6 +94,30 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
   });
 }
 
+template <class T>
+void validity_typed(const T* samples, std::int64_t pixels, const BandSelection& selection,
+                    std::optional<double> ignore_value, std::uint8_t* valid) {
+  if (std::is_integral_v<T> && !ignore_value) {  // integers are always finite
+    std::fill(valid, valid + pixels, std::uint8_t{1});
+    return;
+  }
+  const auto runs = band_runs(selection);
+  // NaN and infinities are the values v with v - v != 0; branch-free so that it vectorises.
+  const float ignored = ignore_value ? static_cast<float>(*ignore_value) : std::numeric_limits<float>::quiet_NaN();
+  io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t p = begin; p < end; ++p) {
+      const T* in = samples + p * selection.scene_bands;
+      int bad = 0;
+      for (const auto& run : runs)
+        for (std::int64_t i = 0; i < run.count; ++i) {
+          const auto v = static_cast<float>(in[run.scene_band + i]);
+          bad |= static_cast<int>(v == ignored) | static_cast<int>(!(v - v == 0.0f));
+        }
+      valid[p] = bad ? 0 : 1;
+    }
+  });
+}
+
 }  // namespace
 
 void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
@@ -100,11 +125,19 @@ void extract_features(const float* samples, std::int64_t pixels, const BandSelec
   extract_typed(samples, pixels, selection, ignore_value, features, valid);
 }
 
-void extract_features(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
-                      float* features, std::uint8_t* valid) {
+void extract_features(const io::Tile& tile, std::int64_t first, std::int64_t count, const BandSelection& selection,
+                      std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
   io::visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
-    extract_typed(tile.as<T>().data(), tile.pixels(), selection, ignore_value, features, valid);
+    extract_typed(tile.as<T>().data() + first * selection.scene_bands, count, selection, ignore_value, features, valid);
+  });
+}
+
+void extract_validity(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                      std::uint8_t* valid) {
+  io::visit_data_type(tile.type(), [&](auto zero) {
+    using T = decltype(zero);
+    validity_typed(tile.as<T>().data(), tile.pixels(), selection, ignore_value, valid);
   });
 }
 

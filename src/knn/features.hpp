@@ -40,9 +40,13 @@ BandSelection select_good_bands(const io::CubeInfo& info);
 // nothing downstream sees NaN.
 void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
                       std::optional<double> ignore_value, float* features, std::uint8_t* valid);
-// The same from a tile in the scene's own data type: each sample is widened to float
-// as it is taken, so the tile's samples are read once and nothing else is written.
-void extract_features(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
-                      float* features, std::uint8_t* valid);
+// The same for pixels [first, first + count) of a tile in the scene's own data type:
+// each sample is widened to float as it is taken, with no intermediate float tile.
+void extract_features(const io::Tile& tile, std::int64_t first, std::int64_t count, const BandSelection& selection,
+                      std::optional<double> ignore_value, float* features, std::uint8_t* valid);
+// Only the validity flags of every pixel of a tile (nothing to do for integer data
+// without an ignore value).
+void extract_validity(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                      std::uint8_t* valid);
 
 }  // namespace hb::knn

@@ -12,8 +12,9 @@ constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
 
 }  // namespace
 
-FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles)
-    : scene_(scene), selection_(selection), tiles_(std::move(tiles)),
+FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+                           bool validity_only)
+    : scene_(scene), selection_(selection), tiles_(std::move(tiles)), validity_only_(validity_only),
       reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
 
 FeatureTiles::~FeatureTiles() = default;
@@ -25,9 +26,15 @@ Result<FeatureTile*> FeatureTiles::next() {
   const io::RowRange rows = tiles_[next_++];
   const auto& shape = scene_.info().shape;
   const std::int64_t pixels = rows.rows() * shape.samples;
-  features_.resize(static_cast<std::size_t>(pixels * selection_.dims()));
   valid_.resize(static_cast<std::size_t>(pixels));
-  extract_features(**tile, selection_, scene_.info().meta.data_ignore_value, features_.data(), valid_.data());
+  const auto ignore = scene_.info().meta.data_ignore_value;
+  if (validity_only_) {
+    extract_validity(**tile, selection_, ignore, valid_.data());
+    current_ = {rows, rows.begin * shape.samples, pixels, {}, valid_};
+    return &current_;
+  }
+  features_.resize(static_cast<std::size_t>(pixels * selection_.dims()));
+  extract_features(**tile, 0, pixels, selection_, ignore, features_.data(), valid_.data());
   current_ = {rows, rows.begin * shape.samples, pixels, features_, valid_};
   return &current_;
 }
@@ -86,12 +93,14 @@ Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const Ban
                                                 std::int64_t tile_rows, std::optional<io::RowRange> rows) {
   std::vector<std::uint8_t> mask;
   mask.reserve(static_cast<std::size_t>(rows ? rows->rows() * scene.info().shape.samples : scene.info().shape.pixels()));
-  const Status status = for_each_feature_tile(scene, selection, tile_rows, [&](FeatureTile& t) -> Status {
-    mask.insert(mask.end(), t.valid.begin(), t.valid.end());
-    return {};
-  }, rows);
-  if (!status) return status.error();
-  return mask;
+  FeatureTiles tiles(scene, selection, row_tiles(rows.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows),
+                     true);
+  for (;;) {
+    auto tile = tiles.next();
+    if (!tile) return tile.error();
+    if (*tile == nullptr) return mask;
+    mask.insert(mask.end(), (*tile)->valid.begin(), (*tile)->valid.end());
+  }
 }
 
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
@@ -109,17 +118,19 @@ Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSele
     tiles.push_back({r0, last + 1});
   }
   std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
-  FeatureTiles reader(scene, selection, std::move(tiles));
+  io::TileReader reader(scene, tiles, 0);
+  const auto ignore = scene.info().meta.data_ignore_value;
+  std::uint8_t valid = 0;
   std::size_t next = 0;
-  for (;;) {
+  for (const auto& rows : tiles) {
     auto tile = reader.next();
     if (!tile) return tile.error();
-    if (*tile == nullptr) return out;
-    const FeatureTile& t = **tile;
-    for (; next < pixels.size() && pixels[next] < t.first_pixel + t.pixels; ++next)
-      std::copy_n(t.features.begin() + (pixels[next] - t.first_pixel) * dims, dims,
-                  out.begin() + static_cast<std::ptrdiff_t>(next) * dims);
+    // Only the wanted pixels are extracted: a training pixel costs its row's read.
+    for (; next < pixels.size() && pixels[next] < rows.end * samples; ++next)
+      extract_features(**tile, pixels[next] - rows.begin * samples, 1, selection, ignore,
+                       out.data() + static_cast<std::ptrdiff_t>(next) * dims, &valid);
   }
+  return out;
 }
 
 }  // namespace hb::knn

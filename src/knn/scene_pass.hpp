@@ -29,10 +29,12 @@ struct FeatureTile {
   std::span<const std::uint8_t> valid;
 };
 
-// The feature tiles of a list of row ranges, in order, one read ahead.
+// The feature tiles of a list of row ranges, in order, one read ahead. With
+// validity_only the tiles carry their validity flags and no features.
 class FeatureTiles {
  public:
-  FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles);
+  FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+               bool validity_only = false);
   ~FeatureTiles();
   FeatureTiles(const FeatureTiles&) = delete;
   FeatureTiles& operator=(const FeatureTiles&) = delete;
@@ -44,6 +46,7 @@ class FeatureTiles {
   const io::Cube& scene_;
   const BandSelection& selection_;
   std::vector<io::RowRange> tiles_;
+  bool validity_only_;
   std::size_t next_ = 0;
   std::unique_ptr<io::TileReader> reader_;
   std::vector<float> features_;
