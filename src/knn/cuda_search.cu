@@ -30,7 +30,10 @@ namespace {
 namespace kk = hb::kernels::knn;
 
 constexpr std::int64_t kSlabElements = std::int64_t{8} << 20;  // 32 MiB of inner products
-constexpr int kProbeRows = 256;
+// Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
+// rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
+// 2x slower method was then chosen for a whole 40 GB scene).
+constexpr int kProbeRows = 4096;
 constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
 
 struct DeviceChunk {
@@ -296,7 +299,9 @@ class CudaKnnSearch final : public KnnSearch {
     if (k <= kProbeKminMaxK) methods.push_back(SelectMethod::kmin);
     if (k <= kk::bitonic_max_k()) methods.push_back(SelectMethod::bitonic);
     methods.push_back(SelectMethod::fast);
-    const int rows = static_cast<int>(std::min<std::int64_t>(nq, kProbeRows));
+    // Within the work budget of whole distance rows (kmin, bitonic).
+    const int rows = std::min({static_cast<int>(std::min<std::int64_t>(nq, kProbeRows)),
+                               block_rows(SelectMethod::bitonic, nq, chunk.count, chunk.dims, k)});
     cudaEvent_t start = nullptr, stop = nullptr;
     HB_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
     HB_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
