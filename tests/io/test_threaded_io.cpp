@@ -3,12 +3,15 @@
 // exactly the bytes of the serial path, and report failures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <mutex>
 #include <numeric>
 #include <vector>
 
 #include "io/cube.hpp"
+#include "io/parallel_for.hpp"
 #include "io/posix_file.hpp"
 #include "io/write_behind.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -85,6 +88,22 @@ TEST(WriteBehind, BackgroundAndForegroundWritesReadBackEqual) {
   round_trip(true, dir.file("behind.hdr"));
   round_trip(false, dir.file("inline.hdr"));
   round_trip(true, dir.file("behind.h5"));
+}
+
+TEST(ParallelFor, CoversEveryIndexOnceInRangesOfAtLeastTheMinimum) {
+  for (const std::int64_t n : {0, 1, 999, 1000, 123457}) {
+    std::vector<int> hits(static_cast<std::size_t>(n), 0);
+    std::vector<std::int64_t> sizes;
+    std::mutex lock;
+    parallel_for(n, 1000, [&](std::int64_t begin, std::int64_t end) {
+      for (auto i = begin; i < end; ++i) ++hits[static_cast<std::size_t>(i)];
+      const std::lock_guard guard(lock);
+      sizes.push_back(end - begin);
+    });
+    EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; })) << n;
+    for (const auto size : sizes) EXPECT_TRUE(size >= 1000 || sizes.size() == 1) << n;
+  }
+  EXPECT_GE(host_threads(), 1);
 }
 
 }  // namespace

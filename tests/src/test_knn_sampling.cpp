@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "io/parallel_for.hpp"
 #include "src/knn/sampling.hpp"
 
 namespace hb::knn {
@@ -127,6 +128,33 @@ TEST(KnnSampling, OptionsAreCheckedWithTheirNames) {
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().field, "--train-fraction");
   EXPECT_FALSE(stratified_split(r.truth, r.valid, {0.5, 10, 0}).ok());
+}
+
+// The split scans pieces of the raster in parallel: a large raster drawn on one thread
+// and on every thread gives the same lists, equal to the rule stated independently.
+TEST(KnnSampling, DrawDoesNotDependOnTheThreadCount) {
+  Raster r;
+  for (std::int64_t p = 0; p < 700000; ++p) {  // several 65536-pixel pieces
+    r.truth.push_back(static_cast<std::uint16_t>(p % 11 == 0 ? 0 : 1 + (p / 1000) % 5));
+    r.valid.push_back(p % 97 == 0 ? 0 : 1);
+  }
+  for (const SplitOptions options : {SplitOptions{std::nullopt, 300, 4}, SplitOptions{0.02, std::nullopt, 4}}) {
+    io::share_host_threads(1 << 20);  // one thread
+    const auto serial = *stratified_split(r.truth, r.valid, options);
+    io::share_host_threads(1);  // every allowed CPU
+    const auto parallel = *stratified_split(r.truth, r.valid, options);
+    EXPECT_EQ(serial.train, parallel.train);
+    EXPECT_EQ(serial.eval, parallel.eval);
+    if (options.per_class) {
+      std::vector<std::int64_t> want;
+      for (const auto& [label, pixels] : usable_by_class(r)) {
+        const auto drawn = expected_training(pixels, *options.per_class, options.seed);
+        want.insert(want.end(), drawn.begin(), drawn.end());
+      }
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(parallel.train, want);
+    }
+  }
 }
 
 }  // namespace
