@@ -62,18 +62,21 @@ std::vector<BandRun> band_runs(const BandSelection& selection) {
   return runs;
 }
 
-// Not finite, or the data ignore value (compared as float, whatever the data type).
-// Integer samples are always finite: only the ignore value can rule them out.
+// A sample rules its pixel out when it is not finite (v - v != 0 holds exactly for NaN
+// and infinities) or equals the data ignore value, compared as float whatever the data
+// type (NaN stands for "no ignore value": it equals nothing). Branch-free: it vectorises.
+int unusable_sample(float v, float ignored) {
+  return static_cast<int>(v == ignored) | static_cast<int>(!(v - v == 0.0f));
+}
+
+float ignored_as_float(std::optional<double> ignore_value) {
+  return ignore_value ? static_cast<float>(*ignore_value) : std::numeric_limits<float>::quiet_NaN();
+}
+
+// Integers are always finite: without an ignore value no sample can rule a pixel out.
 template <class T>
-bool unusable(const float* x, std::int64_t dims, std::optional<double> ignore_value) {
-  bool bad = false;
-  if constexpr (!std::is_integral_v<T>)
-    for (std::int64_t f = 0; f < dims; ++f) bad |= !std::isfinite(x[f]);
-  if (ignore_value) {
-    const auto ignored = static_cast<float>(*ignore_value);
-    for (std::int64_t f = 0; f < dims; ++f) bad |= x[f] == ignored;
-  }
-  return bad;
+bool needs_check(std::optional<double> ignore_value) {
+  return !std::is_integral_v<T> || ignore_value.has_value();
 }
 
 template <class T>
@@ -81,13 +84,16 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
                    std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
   const std::int64_t dims = selection.dims();
   const auto runs = band_runs(selection);
+  const bool check = needs_check<T>(ignore_value);
+  const float ignored = ignored_as_float(ignore_value);
   io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
       const T* in = samples + p * selection.scene_bands;
       float* out = features + p * dims;
       for (const auto& run : runs)
         for (std::int64_t i = 0; i < run.count; ++i) out[run.feature + i] = static_cast<float>(in[run.scene_band + i]);
-      const bool bad = unusable<T>(out, dims, ignore_value);
+      int bad = 0;
+      for (std::int64_t f = 0; check && f < dims; ++f) bad |= unusable_sample(out[f], ignored);
       valid[p] = bad ? 0 : 1;
       if (bad) std::fill(out, out + dims, 0.0f);
     }
@@ -97,21 +103,19 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
 template <class T>
 void validity_typed(const T* samples, std::int64_t pixels, const BandSelection& selection,
                     std::optional<double> ignore_value, std::uint8_t* valid) {
-  if (std::is_integral_v<T> && !ignore_value) {  // integers are always finite
+  if (!needs_check<T>(ignore_value)) {
     std::fill(valid, valid + pixels, std::uint8_t{1});
     return;
   }
   const auto runs = band_runs(selection);
-  // NaN and infinities are the values v with v - v != 0; branch-free so that it vectorises.
-  const float ignored = ignore_value ? static_cast<float>(*ignore_value) : std::numeric_limits<float>::quiet_NaN();
+  const float ignored = ignored_as_float(ignore_value);
   io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
       const T* in = samples + p * selection.scene_bands;
       int bad = 0;
       for (const auto& run : runs)
         for (std::int64_t i = 0; i < run.count; ++i) {
-          const auto v = static_cast<float>(in[run.scene_band + i]);
-          bad |= static_cast<int>(v == ignored) | static_cast<int>(!(v - v == 0.0f));
+          bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
         }
       valid[p] = bad ? 0 : 1;
     }

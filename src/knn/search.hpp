@@ -4,7 +4,7 @@
 // The contract every backend meets (CPU: cpu_search.cpp; CUDA: cuda_search.cu with the
 // kernels of kernels/knn):
 //  * Inputs are host pointers to FP32 row-major data that the orchestration has
-//    already prepared: raw tiles converted (Backend::convert_to_f32), bad bands
+//    already prepared: samples widened to FP32 (knn/features.hpp), bad bands
 //    dropped, ignored pixels removed, and, for Euclidean, both sides centred on the
 //    training mean. Nothing about files, interleaves or data types reaches the seam.
 //  * `chunk.first_index` is the global training index of the chunk's row 0. The same
