@@ -211,8 +211,9 @@ def check_shared_scene(cli, tmp, checks):
         if n == 1:
             run_job(cli, job)
         else:
+            env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
             proc = subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", "2", cli, "run", job, "--no-progress"],
-                                  capture_output=True, text=True, timeout=300)
+                                  capture_output=True, text=True, timeout=300, env=env)
             checks.equal(proc.returncode, 0, f"mpirun -np 2 hyperbatch run: {proc.stderr[-2000:]}")
             logs = os.path.join(tmp, "out-big2", "logs")
             rank0 = [f for f in os.listdir(logs) if f.endswith("-rank0.log")]
