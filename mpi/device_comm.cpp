@@ -37,7 +37,10 @@ Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const Comm& comm, int dev
   out->rank_ = comm.rank();
   out->size_ = comm.size();
   Status local = cuda_status(cudaSetDevice(device), "cudaSetDevice");
-  if (local.ok()) local = cuda_status(cudaStreamCreateWithFlags(&out->state_->stream, cudaStreamNonBlocking), "stream");
+  // A blocking stream: the collectives wait for the caller's work on the legacy default
+  // stream, whose pageable cudaMemcpy can return before its DMA lands (a non-blocking
+  // stream read stale inputs at 4 ranks).
+  if (local.ok()) local = cuda_status(cudaStreamCreateWithFlags(&out->state_->stream, cudaStreamDefault), "stream");
   ncclUniqueId id{};
   if (comm.is_root() && local.ok()) local = nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId");
   HB_TRY(agree(local, comm));
