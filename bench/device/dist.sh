@@ -1,11 +1,16 @@
-# Device part for issue 5 (distributed runs), for the nvidia-h200-x2 kind (2 GPUs):
-#  * determinism 1 vs 2 GPUs: MNF components (ENVI bytes) and eigenvalues, KNN class maps;
-#  * strong scaling 1 -> 2 GPUs, MNF and KNN, on 10 and 40 GB synthetic scenes;
-#  * weak scaling: 1 GPU on 10 (20) GB against 2 GPUs on 20 (40) GB;
+# Device part for issues 5 and 9 (distributed runs), for the multi-GPU kinds
+# (nvidia-h200-x2, -x4, -x8); it runs at every power-of-two GPU count the host has:
+#  * the MPI gtests at 2, 4, 8 ranks (NCCL on that many GPUs);
+#  * scenes of 10, 20, 40 (and on 8 GPUs 80) GB: each at 1, 2, 4, 8 GPUs up to its
+#    size in tens of GB, so strong scaling runs along a scene and weak scaling (10 GB a
+#    GPU) along the diagonal; 40 GB always runs at 1, 2 and 4 where the GPUs exist;
+#  * determinism against 1 GPU: MNF components (ENVI bytes) and eigenvalues, KNN class maps;
 #  * the write floor (dd into the page cache and to disk);
 #  * per-rank time split (I/O, compute, communication) from the -v logs;
-#  * allreduce time against message size (bench_allreduce, NCCL and MPI tables).
-# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 5 minutes; 90 GB of disk.
+#  * allreduce and ring send/recv time against message size (bench_allreduce,
+#    bench_sendrecv: NCCL and MPI tables).
+# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 5 minutes on
+# two GPUs, 7 on four; the largest scene and its outputs on disk at once (60 GB at 40 GB).
 if ! command -v mpirun > /dev/null; then
   log "dist: no mpirun on this host: part skipped"
 else
@@ -13,19 +18,22 @@ gpus=$(nvidia-smi -L | wc -l)
 # --bind-to none: Open MPI binds each rank to one core when np <= 2, which would leave
 # the host passes (reading, widening, packing) one core per rank on a 32-core host.
 mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
-# The MPI gtests under 2 ranks (run_device.sh runs them as one process): NCCL on two GPUs.
-for t in test_device_comm test_decomposition test_hdf5_parallel; do
-  timeout 120 $mpi -np 2 "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
-  log "dist: mpirun -np 2 $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
+# The MPI gtests under 2, 4, 8 ranks (run_device.sh runs them as one process): NCCL on that many GPUs.
+for p in 2 4 8; do
+  [[ $p -le $gpus ]] || continue
+  for t in test_device_comm test_decomposition test_hdf5_parallel; do
+    timeout 120 $mpi -np $p "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
+    log "dist: mpirun -np $p $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
+  done
 done
-# Synthetic scenes of 10, 20 and 40 GB (677 samples x 224 bands int16, 10 % fill border).
+# Synthetic scenes of 10 m GB (677 samples x 224 bands int16, 10 % fill border), made
+# when their turn comes and removed after it.
 synth_scene() {  # NAME LINES
   local t0; t0=$(now)
   "$bin/hyperbatch" -q synth -o "$work/$1.hdr" --lines "$2" --samples 677 --bands 224 --classes 8 --seed 5 \
     --fill-border 0.1 > /dev/null
   log "dist: synth $1 ($2 lines): $(since $t0) s ($gpus GPUs)"
 }
-synth_scene dist10 33000; synth_scene dist20 66000; synth_scene dist40 132000
 
 # The write floor of this host's disk and page cache: what an output of that size costs.
 t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 status=none; log "dist: dd 2 GiB into the page cache: $(since $t0) s"
@@ -53,37 +61,63 @@ dist_run() {
     | tee -a "$out/summary.txt"
 }
 
-# MNF and KNN on one scene at 1 and 2 GPUs; determinism checked between the two.
-scaling() {  # SCENE
-  local scene=$1
-  for ranks in 1 2; do
-    [[ $ranks -le $gpus ]] || continue
-    dist_run "mnf_${scene}_$ranks" $ranks mnf "$work/$scene.hdr" -o "$work/out_mnf_$ranks.hdr" --components 20 --backend cuda
-  done
-  if cmp -s "$work/out_mnf_1.img" "$work/out_mnf_2.img"; then log "dist: $scene MNF components 1 vs 2 GPUs: identical bytes"
-  else log "dist: $scene MNF components 1 vs 2 GPUs: DIFFER"; fi
-  python3 - "$work/out_mnf_1.stats.h5" "$work/out_mnf_2.stats.h5" "$scene" <<'PY' 2>&1 | tee -a "$out/summary.txt"
+# MNF and KNN on one scene at each GPU count in $counts; determinism against 1 GPU.
+same_as_one_gpu() {  # WHAT FILE1 FILEP P
+  if cmp -s "$2" "$3"; then log "dist: $1 1 vs $4 GPUs: identical bytes"; else log "dist: $1 1 vs $4 GPUs: DIFFER"; fi
+}
+eigen_diff() {  # SCENE P
+  python3 - "$work/out_mnf_1.stats.h5" "$work/out_mnf_$2.stats.h5" "$1" "$2" <<'PY' 2>&1 | tee -a "$out/summary.txt"
 import sys
 try:
     import h5py, numpy as np
 except ImportError:
     print("== dist: eigenvalue check skipped (no h5py)"); sys.exit(0)
 a, b = (h5py.File(p)["mnf/eigenvalues"][()] for p in sys.argv[1:3])
-print(f"== dist: {sys.argv[3]} MNF eigenvalues 1 vs 2 GPUs: max relative difference {np.max(np.abs(a - b) / np.abs(a)):.3g}")
+print(f"== dist: {sys.argv[3]} MNF eigenvalues 1 vs {sys.argv[4]} GPUs: max relative difference {np.max(np.abs(a - b) / np.abs(a)):.3g}")
 PY
-  for ranks in 1 2; do
-    [[ $ranks -le $gpus ]] || continue
+}
+scaling() {  # SCENE COUNT...
+  local scene=$1 ranks; shift
+  for ranks in "$@"; do
+    dist_run "mnf_${scene}_$ranks" $ranks mnf "$work/$scene.hdr" -o "$work/out_mnf_$ranks.hdr" --components 20 --backend cuda
+    [[ $ranks == 1 ]] && continue
+    same_as_one_gpu "$scene MNF components" "$work/out_mnf_1.img" "$work/out_mnf_$ranks.img" $ranks
+    eigen_diff $scene $ranks
+  done
+  for ranks in "$@"; do
     dist_run "knn_${scene}_$ranks" $ranks knn "$work/$scene.hdr" --truth "$work/${scene}_truth.hdr" --train-per-class 200 \
       -k 5 -o "$work/out_knn_$ranks.hdr" --shard-mode ring
+    [[ $ranks == 1 ]] && continue
+    same_as_one_gpu "$scene KNN class maps" "$work/out_knn_1.img" "$work/out_knn_$ranks.img" $ranks
   done
-  if cmp -s "$work/out_knn_1.img" "$work/out_knn_2.img"; then log "dist: $scene KNN class maps 1 vs 2 GPUs: identical bytes"
-  else log "dist: $scene KNN class maps 1 vs 2 GPUs: DIFFER"; fi
   rm -f "$work"/out_*
 }
-# Strong scaling at 10 and 40 GB; weak scaling from 1 GPU on 10 (20) GB to 2 GPUs on 20 (40) GB.
-for scene in dist10 dist20 dist40; do scaling $scene; done
+# A scene of 10 m GB runs on 1, 2, 4, 8 GPUs up to m (and the host's GPUs): strong
+# scaling along each scene, weak scaling (10 GB a GPU) along the diagonal.
+for m in 1 2 4 8; do
+  [[ $m -le 4 || $m -le $gpus ]] || continue
+  counts=(); for p in 1 2 4 8; do [[ $p -le $m && $p -le $gpus ]] && counts+=($p); done
+  synth_scene dist$((10 * m)) $((33000 * m))
+  scaling dist$((10 * m)) "${counts[@]}"
+  # The largest scene's MNF again with its components written to memory (tmpfs): MNF on
+  # storage that outruns this VM's disk, whose fsync'd 1.6 GB/s caps the runs above.
+  if [[ $m == 4 && -d /dev/shm ]]; then
+    for ranks in "${counts[@]}"; do
+      dist_run "mnf_dist40_tmpfs_$ranks" $ranks mnf "$work/dist40.hdr" -o "/dev/shm/out_mnf_$ranks.hdr" \
+        --components 20 --backend cuda
+      [[ $ranks == 1 ]] || same_as_one_gpu "dist40 MNF components (tmpfs)" /dev/shm/out_mnf_1.img "/dev/shm/out_mnf_$ranks.img" $ranks
+    done
+    rm -f /dev/shm/out_mnf_*
+  fi
+  rm -f "$work/dist$((10 * m))".* "$work/dist$((10 * m))"_*
+done
 
-[[ $gpus -ge 2 ]] && timeout 60 $mpi -np 2 "$bin/bench_allreduce" $((256 << 20)) 2>&1 | tee "$out/dist_allreduce.txt" \
-  | tee -a "$out/summary.txt"
-rm -f "$work"/dist_* "$work"/dist10* "$work"/dist20* "$work"/dist40*
+# Collectives against message size at every GPU count above one.
+for p in 2 4 8; do
+  [[ $p -le $gpus ]] || continue
+  for c in allreduce sendrecv; do
+    timeout 90 $mpi -np $p "$bin/bench_$c" $((256 << 20)) 2>&1 | tee "$out/dist_${c}_$p.txt" | tee -a "$out/summary.txt"
+  done
+done
+rm -f "$work"/dist*
 fi
