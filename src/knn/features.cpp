@@ -13,6 +13,7 @@ namespace hb::knn {
 namespace {
 
 constexpr std::int64_t kPixelsPerThread = 4096;
+constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
 
 }  // namespace
 
@@ -122,6 +123,37 @@ void validity_typed(const T* samples, std::int64_t pixels, const BandSelection& 
   });
 }
 
+// The valid pixels' features, widened and shifted in one pass over the raw samples.
+// Each feature is rounded to float first, then shifted in double and rounded once more:
+// the bits of extract_features followed by pack_valid_pixels.
+template <class T>
+void pack_typed(const T* samples, const BandSelection& selection, std::span<const double> shift,
+                std::span<const std::uint8_t> valid, std::span<const std::int64_t> first_query, float* queries,
+                std::int64_t* pixel) {
+  const std::int64_t dims = selection.dims();
+  const std::int64_t pixels = static_cast<std::int64_t>(valid.size());
+  const auto pieces = static_cast<std::int64_t>(first_query.size()) - 1;
+  const auto runs = band_runs(selection);
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      std::int64_t q = first_query[static_cast<std::size_t>(piece)];
+      for (std::int64_t p = piece * kPackPixels; p < std::min(pixels, (piece + 1) * kPackPixels); ++p) {
+        if (!valid[static_cast<std::size_t>(p)]) continue;
+        pixel[q] = p;
+        const T* in = samples + p * selection.scene_bands;
+        float* out = queries + q * dims;
+        for (const auto& run : runs)
+          for (std::int64_t i = 0; i < run.count; ++i) {
+            const float v = static_cast<float>(in[run.scene_band + i]);
+            const auto f = static_cast<std::size_t>(run.feature + i);
+            out[f] = shift.empty() ? v : static_cast<float>(static_cast<double>(v) - shift[f]);
+          }
+        ++q;
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void extract_features(const float* samples, std::int64_t pixels, const BandSelection& selection,
@@ -143,6 +175,30 @@ void extract_validity(const io::Tile& tile, const BandSelection& selection, std:
     using T = decltype(zero);
     validity_typed(tile.as<T>().data(), tile.pixels(), selection, ignore_value, valid);
   });
+}
+
+std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selection,
+                                std::optional<double> ignore_value, std::span<const double> shift, float* queries,
+                                std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel) {
+  const std::int64_t pixels = tile.pixels();
+  valid.resize(static_cast<std::size_t>(pixels));
+  extract_validity(tile, selection, ignore_value, valid.data());
+  const std::int64_t pieces = (pixels + kPackPixels - 1) / kPackPixels;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      const auto from = valid.begin() + piece * kPackPixels;
+      const auto to = valid.begin() + std::min(pixels, (piece + 1) * kPackPixels);
+      first[static_cast<std::size_t>(piece) + 1] = std::count(from, to, std::uint8_t{1});
+    }
+  });
+  for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  pixel.resize(static_cast<std::size_t>(first.back()));
+  io::visit_data_type(tile.type(), [&](auto zero) {
+    using T = decltype(zero);
+    pack_typed(tile.as<T>().data(), selection, shift, valid, first, queries, pixel.data());
+  });
+  return first.back();
 }
 
 }  // namespace hb::knn

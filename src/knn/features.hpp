@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,15 @@ void extract_features(const io::Tile& tile, std::int64_t first, std::int64_t cou
 // without an ignore value).
 void extract_validity(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
                       std::uint8_t* valid);
+
+// A tile's valid pixels packed as query rows, [count, dims], in one pass over the raw
+// samples (no float tile in between: the host's memory traffic bounds a classification
+// run by four ranks a host): each feature widened to float, then minus shift[f] in
+// double, rounded once (the bits of extract_features + pack_valid_pixels; an empty shift
+// leaves them as they are). `valid` gets every pixel's flag, `pixel` each query's
+// tile-local pixel. Returns the count.
+std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selection,
+                                std::optional<double> ignore_value, std::span<const double> shift, float* queries,
+                                std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
 
 }  // namespace hb::knn

@@ -2,9 +2,13 @@
 // tile by tile, vote; bad bands are dropped and no-data pixels stay class 0.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
 #include <random>
+#include <type_traits>
 
 #include "knn_test_support.hpp"
+#include "io/data_type.hpp"
 #include "src/knn/accuracy.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/outputs.hpp"
@@ -236,6 +240,53 @@ TEST(KnnFeatures, BadBandsDroppedAndNonFiniteOrIgnoredPixelsFlagged) {
   extract_features(samples.data(), 4, selection, -1.0, features.data(), valid.data());
   EXPECT_EQ(valid, (std::vector<std::uint8_t>{1, 1, 0, 0}));
   EXPECT_EQ(features, (std::vector<float>{1, 3, 4, 6, 0, 0, 0, 0}));
+}
+
+// The one-pass packer of QueryTiles gives the bits of extract_features followed by
+// pack_valid_pixels, for every data type, with and without a shift, over more pixels
+// than one packing piece (ignored, non-finite and bad-band samples included).
+TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
+  constexpr std::int64_t kRows = 3, kWide = 7001, kSceneBands = 5;
+  io::CubeInfo info;
+  info.shape = {kRows, kWide, kSceneBands};
+  info.meta.bbl = {1, 1, 0, 1, 1};
+  const auto selection = select_good_bands(info);
+  const std::vector<double> shift{-0.3, 1e5, 17.25, 1.0 / 3.0};
+  const double ignore = 7;
+  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16, io::DataType::i32,
+                          io::DataType::u32, io::DataType::i64, io::DataType::u64, io::DataType::f32,
+                          io::DataType::f64}) {
+    io::Tile tile(type, kWide, kSceneBands, {0, kRows}, {0, kRows});
+    std::mt19937 rng(static_cast<unsigned>(type));
+    io::visit_data_type(type, [&](auto zero) {
+      using T = decltype(zero);
+      auto values = tile.as<T>();
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        double v = static_cast<double>(rng() % 200) + (std::is_integral_v<T> ? 0.0 : 0.123456789);
+        if (i % 97 == 3) v = ignore;  // rules its pixel out unless it falls in the bad band
+        values[i] = static_cast<T>(v);
+      }
+      if constexpr (!std::is_integral_v<T>) values[5 * 40 + 1] = std::numeric_limits<T>::quiet_NaN();
+    });
+    for (const bool shifted : {false, true}) {
+      const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
+      std::vector<float> features(static_cast<std::size_t>(tile.pixels() * selection.dims()));
+      std::vector<std::uint8_t> valid(static_cast<std::size_t>(tile.pixels()));
+      extract_features(tile, 0, tile.pixels(), selection, ignore, features.data(), valid.data());
+      const FeatureTile feature_tile{{0, kRows}, 0, tile.pixels(), features, valid};
+      std::vector<float> want(features.size()), got(features.size());
+      std::vector<std::int64_t> want_pixel, got_pixel;
+      std::vector<std::uint8_t> got_valid;
+      const auto n = pack_valid_pixels(feature_tile, selection.dims(), s, want.data(), want_pixel);
+      ASSERT_EQ(pack_valid_queries(tile, selection, ignore, s, got.data(), got_valid, got_pixel), n);
+      EXPECT_GT(n, tile.pixels() / 2);
+      EXPECT_LT(n, tile.pixels());
+      EXPECT_EQ(got_valid, valid) << io::data_type_name(type);
+      EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
+          << io::data_type_name(type) << (shifted ? " shifted" : "");
+    }
+  }
 }
 
 TEST(KnnFeatures, FeatureSpecParsing) {
