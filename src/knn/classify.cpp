@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "src/knn/batch_vote.hpp"
-#include "src/knn/scene_pass.hpp"
+#include "src/knn/query_tiles.hpp"
 
 namespace hb::knn {
 namespace {
@@ -33,7 +33,9 @@ struct TileOutputs {
 
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
                                   std::int64_t memory_bytes) {
-  const std::int64_t per_pixel = info.bytes_per_pixel() + 4 * info.shape.bands + 8 * dims + 1 +
+  // A bound over the passes: raw bytes, widened bands and features (FeatureTiles) or the
+  // two packed query slots (QueryTiles), validity, lists, outputs.
+  const std::int64_t per_pixel = info.bytes_per_pixel() + 4 * info.shape.bands + 12 * dims + 1 +
                                  12 * std::int64_t{k} + 6 + (neighbors ? 24 * std::int64_t{k} : 0);
   const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
   return std::clamp<std::int64_t>(memory_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
@@ -64,43 +66,45 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   if (!voter) return voter.error();
   TopK running(0, options.k);
   TileOutputs out;
-  std::vector<float> queries;
-  std::vector<std::int64_t> query_pixel;  // tile-local pixel of each query
+  std::vector<float> queries;             // a deduplicated tile's unique rows
   std::vector<VoteResult> votes;          // per searched row
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
   const int k = options.k;
 
-  const Status status = for_each_feature_tile(scene, selection, stats.tile_rows, [&](FeatureTile& t) -> Status {
-    queries.resize(static_cast<std::size_t>(t.pixels * dims));
-    queries.resize(static_cast<std::size_t>(pack_valid_pixels(t, dims, {}, queries.data(), query_pixel) * dims));
-    const auto nq = static_cast<std::int64_t>(query_pixel.size());
+  // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
+  QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
+                   [&](int slot, std::int64_t floats) { return (*search)->query_buffer(floats, slot); });
+  const auto classify_tile = [&](const QueryTile& t) -> Status {
+    const std::int64_t nq = t.count();
+    const float* searched_rows = t.queries.data();
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
     dedup::Duplicates dup;
     const bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
     if (deduped) {
-      auto d = dedup::find_duplicates(queries, dims, options.backend);
+      auto d = dedup::find_duplicates(t.queries, dims, options.backend);
       if (!d) return d.error();
       dedup_rule.observe(*d);
+      queries.assign(t.queries.begin(), t.queries.end());
       dedup::keep_unique_rows(queries, dims, *d);
+      searched_rows = queries.data();
       dup = std::move(*d);
       stats.duplicates += dup.rows() - dup.uniques();
       ++stats.deduped_tiles;
     }
     const std::int64_t ns = deduped ? dup.uniques() : nq;
     const auto searched = [&](std::int64_t q) { return deduped ? dup.inverse[static_cast<std::size_t>(q)] : q; };
-    prepared.prepare_queries(queries.data(), ns);
     running.resize(ns);
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
       auto chunk = prepared.chunk(c);
       if (!chunk) return chunk.error();
-      HB_TRY((*search)->search(queries.data(), ns, *chunk, running));
+      HB_TRY((*search)->search(searched_rows, ns, *chunk, running));
     }
     votes.resize(static_cast<std::size_t>(ns));
     HB_TRY((*voter)->vote(running, ns, votes));
     out.reset(t.pixels, k, options.neighbors);
     for (std::int64_t q = 0; q < nq; ++q) {
-      const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
+      const auto p = static_cast<std::size_t>(t.pixel[static_cast<std::size_t>(q)]);
       const std::int64_t s = searched(q);
       const VoteResult& v = votes[static_cast<std::size_t>(s)];
       out.labels[p] = v.label;
@@ -118,8 +122,13 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance}));
     if (progress) progress(t.rows.end, scene.info().shape.lines);
     return {};
-  });
-  if (!status) return status.error();
+  };
+  for (;;) {
+    auto tile = tiles.next();
+    if (!tile) return tile.error();
+    if (*tile == nullptr) break;
+    HB_TRY(classify_tile(**tile));
+  }
   stats.select = (*search)->select_method();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;

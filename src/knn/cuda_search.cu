@@ -1,5 +1,6 @@
 // CudaKnnSearch: per query block, the queries and their running lists go to the GPU,
-// each selection method runs there, and the lists come back. Training chunks are
+// each selection method runs there, and the lists come back (in a search_sequence over
+// the ring's shards, after the last shard only). Training chunks are
 // uploaded once and cached by first_index within a budget taken from the free device
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
@@ -81,17 +82,42 @@ class CudaKnnSearch final : public KnnSearch {
 
   std::string_view backend_name() const override { return "cuda"; }
 
-  float* query_buffer(std::int64_t floats) override {
-    if (staging_.reserve(static_cast<std::size_t>(floats) * 4) != cudaSuccess) return KnnSearch::query_buffer(floats);
-    ++staging_fill_;
-    return staging_.as<float>();
+  float* query_buffer(std::int64_t floats, int slot = 0) override {
+    slot &= 1;
+    if (staging_[slot].reserve(static_cast<std::size_t>(floats) * 4) != cudaSuccess)
+      return KnnSearch::query_buffer(floats, slot);
+    staging_fill_[slot] = ++fills_;
+    return staging_[slot].as<float>();
   }
   SelectMethod select_method() const override { return chosen_; }
+
+  Status search_sequence(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,
+                         TopK& running) override {
+    lists_fill_ = -1;
+    const auto each_chunk = [&]() -> Status {
+      for (int step = 0; step < steps; ++step) {
+        auto chunk = chunk_at(step);
+        if (!chunk) return chunk.error();
+        keep_lists_ = step + 1 < steps;  // the host copy is written after the last chunk only
+        HB_TRY(search(queries, nq, *chunk, running));
+      }
+      return {};
+    };
+    const Status status = each_chunk();
+    keep_lists_ = false;
+    lists_fill_ = -1;
+    return status;
+  }
 
   Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) override {
     if (running.queries() < nq || running.k() < 1)
       return Error{ErrorKind::internal, {}, "knn", "running top-k lists do not match the query block"};
-    if (nq == 0 || chunk.count == 0) return {};
+    if (nq == 0) return {};
+    if (chunk.count == 0) {  // an empty shard; the lists may still have to come home
+      if (keep_lists_ || lists_fill_ < 0) return {};
+      lists_fill_ = -1;
+      return download_lists(running, 0, static_cast<int>(nq));
+    }
     if (chunk.count > INT_MAX || chunk.dims > INT_MAX || chunk.dims < 1)
       return Error{ErrorKind::usage, {}, "--train-chunk-rows", "a training chunk must hold fewer than 2^31 rows"};
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
@@ -104,19 +130,29 @@ class CudaKnnSearch final : public KnnSearch {
                    "bitonic selection on the GPU supports k up to " + std::to_string(kk::bitonic_max_k()) +
                        "; use --select fast"};
     const int block = block_rows(chosen_, nq, chunk.count, chunk.dims, k);
+    const void* lists_before = run_d_.as<float>();
     HB_TRY(reserve(chosen_, block, chunk.count, chunk.dims, k));
+    if (lists_fill_ >= 0 && run_d_.as<float>() != lists_before)
+      return Error{ErrorKind::internal, {}, "knn", "device lists moved between the chunks of a sequence"};
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
       const int rows = static_cast<int>(std::min<std::int64_t>(block, nq - q0));
       // Queries packed into the pinned buffer and searched whole stay on the device
       // for the next chunk; anything else is uploaded block by block.
-      const bool whole = queries == staging_.as<float>() && q0 == 0 && rows == nq;
-      const std::int64_t fill = whole ? staging_fill_ : -1;
+      const int slot = queries == staging_[0].as<float>() ? 0 : queries == staging_[1].as<float>() ? 1 : -1;
+      const bool whole = slot >= 0 && q0 == 0 && rows == nq;
+      const std::int64_t fill = whole ? staging_fill_[slot] : -1;
       if (fill < 0 || fill != uploaded_fill_ || nq != uploaded_rows_ || chunk.dims != dims_)
         HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims));
       uploaded_fill_ = fill;
       uploaded_rows_ = nq;
-      HB_TRY(upload_lists(running, q0, rows));
+      // Within a sequence the lists of a whole-buffer search stay on the device.
+      if (fill < 0 || fill != lists_fill_) HB_TRY(upload_lists(running, q0, rows));
       HB_TRY(run(chosen_, **device_chunk, chunk.first_index, rows, k));
+      if (keep_lists_ && fill >= 0) {
+        lists_fill_ = fill;
+        continue;
+      }
+      lists_fill_ = -1;
       HB_TRY(download_lists(running, q0, rows));
     }
     return {};
@@ -360,10 +396,13 @@ class CudaKnnSearch final : public KnnSearch {
   std::map<std::int64_t, std::unique_ptr<DeviceChunk>> cache_;
   DeviceChunk streamed_;
   int dims_ = 0;
-  cuda::PinnedBuffer staging_;        // query_buffer(): pinned, uploaded once per fill
-  std::int64_t staging_fill_ = 0;     // bumped by every query_buffer() call
+  cuda::PinnedBuffer staging_[2];     // query_buffer(): pinned, uploaded once per fill
+  std::int64_t staging_fill_[2] = {0, 0};  // each slot's fill: a new number at every query_buffer() call
+  std::int64_t fills_ = 0;
   std::int64_t uploaded_fill_ = -1;   // the fill whose queries are on the device; -1: none
   std::int64_t uploaded_rows_ = 0;
+  bool keep_lists_ = false;           // search_sequence: more chunks follow for these queries
+  std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
 };

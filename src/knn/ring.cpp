@@ -8,7 +8,7 @@
 
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
-#include "src/knn/scene_pass.hpp"
+#include "src/knn/query_tiles.hpp"
 
 namespace hb::knn {
 namespace {
@@ -121,10 +121,10 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   ShardStream stream(std::move(mine), dims, mode, comm);
   auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
-  FeatureTiles reader(scene, *in.selection, tiles);
+  QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()},
+                    [&](int slot, std::int64_t floats) { return (*search)->query_buffer(floats, slot); });
   const int k = options.k;
   TopK running(0, k);
-  std::vector<std::int64_t> query_pixel;
   std::vector<VoteResult> votes;
   std::vector<std::uint16_t> labels;
   std::vector<float> confidence, neighbor_distance;
@@ -134,30 +134,43 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
-    query_pixel.clear();
     auto clock = std::chrono::steady_clock::now();
     Status local;
-    // Packed where the search wants them (pinned on a GPU): uploaded once for every shard.
-    float* queries = (*search)->query_buffer(std::max<std::int64_t>(pixels * dims, 1));
+    // Packed where the search wants them (pinned on a GPU) while the previous tile was
+    // searched: uploaded once for every shard.
+    const float* queries = nullptr;
+    std::span<const std::int64_t> query_pixel;
     if (have) {
       auto tile = reader.next();
-      if (tile) pack_valid_pixels(**tile, dims, in.shift, queries, query_pixel);
-      else local = tile.error();
+      if (!tile) local = tile.error();
+      else if (*tile == nullptr) local = Error{ErrorKind::internal, {}, "knn", "the query tiles ended early"};
+      else {
+        queries = (*tile)->queries.data();
+        query_pixel = (*tile)->pixel;
+      }
     }
     times.read += since(clock);
     HB_TRY(mpi::agree(local, comm));
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
     running.resize(nq);
     // Every rank searches every shard, the next one arriving while this one is searched.
-    for (int step = 0; step < stream.steps(); ++step) {
+    // Each step completes the previous step's transfer and starts the next one.
+    double waited = 0;
+    int steps_taken = 0;
+    const auto chunk_at = [&](int step) -> Result<TrainingChunk> {
+      const auto wait_clock = std::chrono::steady_clock::now();
+      if (step > 0) stream.finish(step - 1);
+      waited += since(wait_clock);
       stream.start(step);
-      clock = std::chrono::steady_clock::now();
-      if (local.ok()) local = (*search)->search(queries, nq, stream.chunk(step), running);
-      times.search += since(clock);
-      clock = std::chrono::steady_clock::now();
-      stream.finish(step);
-      times.wait += since(clock);
-    }
+      steps_taken = step + 1;
+      return stream.chunk(step);
+    };
+    clock = std::chrono::steady_clock::now();
+    if (local.ok()) local = (*search)->search_sequence(queries, nq, stream.steps(), chunk_at, running);
+    // A rank that failed still takes part in every transfer, so that none hangs.
+    for (int step = steps_taken; step < stream.steps(); ++step) (void)chunk_at(step);
+    times.search += since(clock) - waited;
+    times.wait += waited;
     votes.resize(static_cast<std::size_t>(nq));
     if (local.ok()) local = (*voter)->vote(running, nq, votes);
     HB_TRY(mpi::agree(local, comm));

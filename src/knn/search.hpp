@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -65,16 +66,32 @@ class KnnSearch {
   virtual SelectMethod select_method() const = 0;
   // queries: [nq, chunk.dims] row-major; running: nq lists of running.k() pairs.
   virtual Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) = 0;
-  // A host buffer of at least `floats` floats to pack queries into before searching
-  // them against several chunks (the ring's shards): the CUDA backend pins it and
-  // uploads its queries once, until the buffer is asked for again. Valid until then.
-  virtual float* query_buffer(std::int64_t floats) {
-    if (static_cast<std::int64_t>(query_buffer_.size()) < floats) query_buffer_.resize(static_cast<std::size_t>(floats));
-    return query_buffer_.data();
+  // The same queries against `steps` chunks that arrive one at a time (the ring's
+  // shards): chunk_at(step) returns chunk `step` once it is in hand. The CUDA backend
+  // keeps the running lists on the device from the first chunk to the last (copying
+  // them out and back at every shard cost more than the search at four ranks a host).
+  using ChunkAt = std::function<Result<TrainingChunk>(int step)>;
+  virtual Status search_sequence(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,
+                                 TopK& running) {
+    for (int step = 0; step < steps; ++step) {
+      auto chunk = chunk_at(step);
+      if (!chunk) return chunk.error();
+      HB_TRY(search(queries, nq, *chunk, running));
+    }
+    return {};
+  }
+  // Host buffers (slot 0 or 1) of at least `floats` floats to pack queries into before
+  // searching them against several chunks (the ring's shards), one being filled while
+  // the other is searched (QueryTiles): the CUDA backend pins them and uploads a
+  // buffer's queries once, until that slot is asked for again. Valid until then.
+  virtual float* query_buffer(std::int64_t floats, int slot = 0) {
+    auto& buffer = query_buffers_[slot & 1];
+    if (static_cast<std::int64_t>(buffer.size()) < floats) buffer.resize(static_cast<std::size_t>(floats));
+    return buffer.data();
   }
 
  private:
-  std::vector<float> query_buffer_;
+  std::vector<float> query_buffers_[2];
 };
 
 std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);

@@ -186,6 +186,12 @@ TEST(CudaKnnSearch, TiesGoToTheLowerTrainingIndex) {
   test::expect_ties_go_to_the_lower_index(gpu_factory(), kDims);
 }
 
+// Lists kept on the device through a sequence, pinned query slots refilled in place.
+TEST(CudaKnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
+  HB_REQUIRE_GPU();
+  test::expect_sequences_over_query_slots_equal_plain_searches(gpu_factory(), kDims);
+}
+
 TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
   HB_REQUIRE_GPU();
   test::expect_duplicates_at_exactly_zero(gpu_factory(), kDims);

@@ -132,6 +132,10 @@ test::SearchFactory cpu_factory() {
 
 TEST(KnnSearch, TiesGoToTheLowerTrainingIndex) { test::expect_ties_go_to_the_lower_index(cpu_factory(), kDims); }
 
+TEST(KnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
+  test::expect_sequences_over_query_slots_equal_plain_searches(cpu_factory(), kDims);
+}
+
 TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
   test::expect_duplicates_at_exactly_zero(cpu_factory(), kDims);
 }
