@@ -1,6 +1,6 @@
 # Device part for issues 5 and 9 (distributed runs), for the multi-GPU kinds
 # (nvidia-h200-x2, -x4, -x8); it runs at every power-of-two GPU count the host has:
-#  * the MPI gtests at 2, 4, 8 ranks (NCCL on that many GPUs);
+#  * the MPI gtests at 2, 4, 8 ranks (NCCL on that many GPUs; each rank on its own GPU);
 #  * scenes of 10, 20, 40 (and on 8 GPUs 80) GB: each at 1, 2, 4, 8 GPUs up to its
 #    size in tens of GB, so strong scaling runs along a scene and weak scaling (10 GB a
 #    GPU) along the diagonal; 40 GB always runs at 1, 2 and 4 where the GPUs exist;
@@ -21,7 +21,7 @@ mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PAT
 # The MPI gtests under 2, 4, 8 ranks (run_device.sh runs them as one process): NCCL on that many GPUs.
 for p in 2 4 8; do
   [[ $p -le $gpus ]] || continue
-  for t in test_device_comm test_decomposition test_hdf5_parallel; do
+  for t in test_device_comm test_rank_gpu test_decomposition test_hdf5_parallel; do
     timeout 120 $mpi -np $p "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
     log "dist: mpirun -np $p $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
   done

@@ -1,5 +1,7 @@
 #include "src/backend/backend.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -46,18 +48,27 @@ int cuda_device_count() {
 #endif
 }
 
+namespace {
+std::atomic<int> g_process_gpu{kProcessGpu};
+}
+
+void set_process_gpu(int device) { g_process_gpu.store(device, std::memory_order_relaxed); }
+
+int process_gpu() {
+  if (const int chosen = g_process_gpu.load(std::memory_order_relaxed); chosen >= 0) return chosen;
+  int local_rank = 0;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+    if (const char* value = std::getenv(name)) {
+      local_rank = std::max(0, std::atoi(value));
+      break;
+    }
+  const int gpus = cuda_device_count();
+  return gpus > 0 ? local_rank % gpus : 0;
+}
+
 std::thread warm_up_device() {
 #ifdef HB_HAVE_CUDA
-  return std::thread([] {
-    // The node-local rank's GPU, as the launchers number them (0 outside a launcher).
-    int device = 0;
-    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
-      if (const char* value = std::getenv(name)) {
-        device = std::atoi(value);
-        break;
-      }
-    warm_up_cuda_context(device);
-  });
+  return std::thread([] { warm_up_cuda_context(process_gpu()); });
 #else
   return {};
 #endif
@@ -66,7 +77,8 @@ std::thread warm_up_device() {
 Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device) {
   if (kind == BackendKind::cpu) return make_cpu_backend();
 #ifdef HB_HAVE_CUDA
-  if (kind == BackendKind::cuda || cuda_visible_devices() > 0) return make_cuda_backend(device);
+  if (kind == BackendKind::cuda || cuda_visible_devices() > 0)
+    return make_cuda_backend(device == kProcessGpu ? process_gpu() : device);
 #else
   (void)device;
   if (kind == BackendKind::cuda)

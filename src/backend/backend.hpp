@@ -70,9 +70,17 @@ class Backend {
                            std::span<float> out);
 };
 
+// This process's GPU: the one rank binding chose (set_process_gpu), else the GPU
+// numbered by the launcher's node-local rank (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID,
+// MPI_LOCALRANKID; 0 outside a launcher), modulo the visible GPUs. Every factory that
+// is not handed a device uses it, so that no rank lands on GPU 0 by default.
+inline constexpr int kProcessGpu = -1;
+int process_gpu();
+void set_process_gpu(int device);
+
 // cpu: always available. cuda: needs a build with HB_CUDA and a visible GPU.
 // automatic: cuda when both hold, else cpu. `device` selects the GPU ordinal.
-Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device = 0);
+Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device = kProcessGpu);
 
 bool cuda_compiled_in();
 

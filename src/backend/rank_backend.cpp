@@ -34,6 +34,7 @@ Status make_current(int device) {
 #ifdef HB_HAVE_CUDA
   if (device >= 0 && cudaSetDevice(device) != cudaSuccess)
     return Error{ErrorKind::resource, {}, "--backend", fmt::format("cannot use GPU {}", device)};
+  if (device >= 0) set_process_gpu(device);
 #else
   (void)device;
 #endif

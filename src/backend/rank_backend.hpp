@@ -20,8 +20,9 @@ namespace hb {
 Result<std::unique_ptr<Backend>> make_rank_backend(BackendKind kind, const mpi::Comm& comm);
 
 // The device ordinal this rank uses for `kind`, or -1 for the CPU backend (collective).
-// A device >= 0 is also made current (cudaSetDevice), so that code creating its own
-// CUDA resources afterwards (the KNN search) lands on this rank's GPU.
+// A device >= 0 is also made current (cudaSetDevice) and the process's GPU
+// (set_process_gpu), so that code creating its own CUDA resources afterwards (the KNN
+// search and vote, SAM's scorer) lands on this rank's GPU.
 Result<int> rank_device(BackendKind kind, const mpi::Comm& comm);
 
 }  // namespace hb

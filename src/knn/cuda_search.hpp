@@ -5,18 +5,22 @@
 
 #include <memory>
 
+#include "src/backend/backend.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/search.hpp"
 
 namespace hb::knn {
 
-// Needs a visible GPU (`device` is its ordinal): otherwise an ErrorKind::resource error.
-Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& options, int device = 0);
-Result<std::unique_ptr<BatchVoter>> make_cuda_batch_voter(const VoteRule& rule, int device = 0);
+// Needs a visible GPU (`device` is its ordinal; by default this process's GPU, never
+// simply GPU 0): otherwise an ErrorKind::resource error.
+Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& options, int device = kProcessGpu);
+Result<std::unique_ptr<BatchVoter>> make_cuda_batch_voter(const VoteRule& rule, int device = kProcessGpu);
 int cuda_vote_max_classes();
 
 // The probe's verdict, logged from a host-compiled file (spdlog does not build under nvcc).
 void log_select_probe(std::string_view method, double milliseconds, std::int64_t rows, std::int64_t cols, int k,
                       bool chosen);
+// A search's GPU time (seconds) over its life, split by event spans: at debug level.
+void log_search_gpu_time(int device, std::int64_t blocks, double upload, double search, double lists);
 
 }  // namespace hb::knn

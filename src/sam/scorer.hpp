@@ -81,7 +81,7 @@ std::unique_ptr<SamScorer> make_cpu_sam_scorer();
 
 // cpu: always. cuda: needs a CUDA build and a GPU. automatic: cuda when available.
 Result<std::unique_ptr<SamScorer>> make_sam_scorer(BackendKind kind, Formulation formulation = Formulation::automatic,
-                                                   int device = 0);
+                                                   int device = kProcessGpu);
 
 // Library sizes up to this use the direct kernel under Formulation::automatic
 // (measured crossover, kernels/sam/README.md).
