@@ -1,13 +1,15 @@
 #include "src/knn/classify.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "src/knn/batch_vote.hpp"
+#include "src/knn/lap_clock.hpp"
 #include "src/knn/query_tiles.hpp"
 
 namespace hb::knn {
@@ -29,6 +31,11 @@ struct TileOutputs {
   }
 };
 
+// Where a classification's time goes, for the log.
+struct StageTimes {
+  double read = 0, dedup = 0, search = 0, vote = 0, write = 0;
+};
+
 }  // namespace
 
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
@@ -45,7 +52,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                      const TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress) {
-  const auto start = std::chrono::steady_clock::now();
+  LapClock whole;
   if (options.k < 1) return Error{ErrorKind::usage, {}, "-k", "k must be at least 1"};
   if (options.k > prepared.count())
     return Error{ErrorKind::usage, {}, "-k",
@@ -71,6 +78,8 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
   const int k = options.k;
+  LapClock clock;
+  StageTimes times;
 
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
   QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
@@ -95,11 +104,13 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     const std::int64_t ns = deduped ? dup.uniques() : nq;
     const auto searched = [&](std::int64_t q) { return deduped ? dup.inverse[static_cast<std::size_t>(q)] : q; };
     running.resize(ns);
+    times.dedup += clock.lap();
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
       auto chunk = prepared.chunk(c);
       if (!chunk) return chunk.error();
       HB_TRY((*search)->search(searched_rows, ns, *chunk, running));
     }
+    times.search += clock.lap();
     votes.resize(static_cast<std::size_t>(ns));
     HB_TRY((*voter)->vote(running, ns, votes));
     out.reset(t.pixels, k, options.neighbors);
@@ -119,18 +130,24 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     ++stats.tiles;
     stats.classified += nq;
     stats.ignored += t.pixels - nq;
+    times.vote += clock.lap();
     HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance}));
     if (progress) progress(t.rows.end, scene.info().shape.lines);
+    times.write += clock.lap();
     return {};
   };
   for (;;) {
     auto tile = tiles.next();
+    times.read += clock.lap();
     if (!tile) return tile.error();
     if (*tile == nullptr) break;
     HB_TRY(classify_tile(**tile));
   }
+  spdlog::info("knn classification ({} tiles): {:.3f} s waiting for packed tiles, {:.3f} s finding duplicates, "
+               "{:.3f} s searching, {:.3f} s voting, {:.3f} s writing",
+               stats.tiles, times.read, times.dedup, times.search, times.vote, times.write);
   stats.select = (*search)->select_method();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = whole.lap();
   return stats;
 }
 

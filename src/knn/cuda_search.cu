@@ -49,9 +49,12 @@ class CudaKnnSearch final : public KnnSearch {
  public:
   CudaKnnSearch(const SearchOptions& options, int device) : options_(options), chosen_(options.select), device_(device) {}
   ~CudaKnnSearch() override {
+    if (gpu_.spans > 0) log_search_gpu_time(device_, gpu_.spans, gpu_.upload, gpu_.search, gpu_.lists);
     if (blas_) cublasDestroy(blas_);
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
       if (*e) cudaEventDestroy(*e);
+    for (auto* e : span_)
+      if (e) cudaEventDestroy(e);
     if (gemm_stream_) cudaStreamDestroy(gemm_stream_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -64,6 +67,7 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
       HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+    for (auto& e : span_) HB_CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
     HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
     HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
     // Plain FP32: no TF32 tensor-core rounding of the inner products.
@@ -136,6 +140,7 @@ class CudaKnnSearch final : public KnnSearch {
       return Error{ErrorKind::internal, {}, "knn", "device lists moved between the chunks of a sequence"};
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
       const int rows = static_cast<int>(std::min<std::int64_t>(block, nq - q0));
+      HB_TRY(open_span());
       // Queries packed into the pinned buffer and searched whole stay on the device
       // for the next chunk; anything else is uploaded block by block.
       const int slot = queries == staging_[0].as<float>() ? 0 : queries == staging_[1].as<float>() ? 1 : -1;
@@ -143,6 +148,7 @@ class CudaKnnSearch final : public KnnSearch {
       const std::int64_t fill = whole ? staging_fill_[slot] : -1;
       if (fill < 0 || fill != uploaded_fill_ || nq != uploaded_rows_ || chunk.dims != dims_)
         HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims));
+      HB_TRY(mark_span(1));
       uploaded_fill_ = fill;
       uploaded_rows_ = nq;
       // Within a sequence the lists of a whole-buffer search stay on the device.
@@ -248,12 +254,40 @@ class CudaKnnSearch final : public KnnSearch {
 
   Status download_lists(TopK& running, std::int64_t q0, int rows) {
     const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(running.k());
+    HB_TRY(mark_span(2));
     HB_CUDA_TRY(cudaMemcpyAsync(running.distances(q0), run_d_.as<float>(), slots * 4, cudaMemcpyDeviceToHost, stream_),
                 "copy lists back");
     HB_CUDA_TRY(cudaMemcpyAsync(running.indices(q0), run_i_.as<std::int64_t>(), slots * 8, cudaMemcpyDeviceToHost,
                                 stream_),
                 "copy lists back");
+    HB_TRY(mark_span(3));
     HB_CUDA_TRY(cudaStreamSynchronize(stream_), "search");
+    return close_span();
+  }
+
+  // GPU time of a query block, from its first upload to its lists' return, split by
+  // events on the main stream: what the host's wall time in search() is compared with.
+  Status open_span() {
+    if (span_open_) return {};
+    span_open_ = true;
+    span_marked_ = 0;
+    return mark_span(0);
+  }
+  Status mark_span(int at) {
+    if (!span_open_ || at < span_marked_) return {};
+    for (int e = span_marked_; e <= at; ++e) HB_CUDA_TRY(cudaEventRecord(span_[e], stream_), "cudaEventRecord");
+    span_marked_ = at + 1;
+    return {};
+  }
+  Status close_span() {
+    if (!span_open_ || span_marked_ < 4) return {};
+    span_open_ = false;
+    float ms[3] = {0, 0, 0};
+    for (int e = 0; e < 3; ++e) HB_CUDA_TRY(cudaEventElapsedTime(&ms[e], span_[e], span_[e + 1]), "cudaEventElapsedTime");
+    gpu_.upload += ms[0] / 1e3;
+    gpu_.search += ms[1] / 1e3;
+    gpu_.lists += ms[2] / 1e3;
+    ++gpu_.spans;
     return {};
   }
 
@@ -405,6 +439,13 @@ class CudaKnnSearch final : public KnnSearch {
   std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
+  cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
+  bool span_open_ = false;
+  int span_marked_ = 0;
+  struct {
+    double upload = 0, search = 0, lists = 0;
+    std::int64_t spans = 0;
+  } gpu_;
 };
 
 }  // namespace

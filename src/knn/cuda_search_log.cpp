@@ -14,4 +14,10 @@ void log_select_probe(std::string_view method, double milliseconds, std::int64_t
                 cols, k);
 }
 
+void log_search_gpu_time(int device, std::int64_t blocks, double upload, double search, double lists) {
+  spdlog::debug("knn search on GPU {}: {} query blocks; GPU time {:.3f} s uploading queries, {:.3f} s searching, "
+                "{:.3f} s returning lists",
+                device, blocks, upload, search, lists);
+}
+
 }  // namespace hb::knn

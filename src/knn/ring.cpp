@@ -3,21 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
+#include "src/knn/lap_clock.hpp"
 #include "src/knn/query_tiles.hpp"
 
 namespace hb::knn {
 namespace {
 
 constexpr int kRingTag = 7201;
-
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The shards a rank searches, in step order: its own first, then those coming round.
 class ShardStream {
@@ -88,7 +84,7 @@ class ShardStream {
 };
 
 struct RankTimes {
-  double read = 0, search = 0, wait = 0, write = 0;
+  double read = 0, search = 0, wait = 0, vote = 0, write = 0;
 };
 
 }  // namespace
@@ -103,7 +99,7 @@ ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, in
 Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,
                                                  const ClassifyOptions& options, const RowSink& sink,
                                                  const mpi::Comm& comm) {
-  const auto start = std::chrono::steady_clock::now();
+  LapClock whole;
   const auto& scene = *in.scene;
   const std::int64_t dims = in.selection->dims();
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
@@ -134,7 +130,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
-    auto clock = std::chrono::steady_clock::now();
+    LapClock clock;
     Status local;
     // Packed where the search wants them (pinned on a GPU) while the previous tile was
     // searched: uploaded once for every shard.
@@ -149,7 +145,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
         query_pixel = (*tile)->pixel;
       }
     }
-    times.read += since(clock);
+    times.read += clock.lap();
     HB_TRY(mpi::agree(local, comm));
     const auto nq = static_cast<std::int64_t>(query_pixel.size());
     running.resize(nq);
@@ -158,18 +154,18 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     double waited = 0;
     int steps_taken = 0;
     const auto chunk_at = [&](int step) -> Result<TrainingChunk> {
-      const auto wait_clock = std::chrono::steady_clock::now();
+      LapClock wait_clock;
       if (step > 0) stream.finish(step - 1);
-      waited += since(wait_clock);
+      waited += wait_clock.lap();
       stream.start(step);
       steps_taken = step + 1;
       return stream.chunk(step);
     };
-    clock = std::chrono::steady_clock::now();
+    clock.lap();
     if (local.ok()) local = (*search)->search_sequence(queries, nq, stream.steps(), chunk_at, running);
     // A rank that failed still takes part in every transfer, so that none hangs.
     for (int step = steps_taken; step < stream.steps(); ++step) (void)chunk_at(step);
-    times.search += since(clock) - waited;
+    times.search += clock.lap() - waited;
     times.wait += waited;
     votes.resize(static_cast<std::size_t>(nq));
     if (local.ok()) local = (*voter)->vote(running, nq, votes);
@@ -192,20 +188,20 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     }
     stats.classified += nq;
     stats.ignored += pixels - nq;
-    clock = std::chrono::steady_clock::now();
+    times.vote += clock.lap();
     HB_TRY(sink({rows, labels, confidence, neighbor_index, neighbor_distance}));
-    times.write += since(clock);
+    times.write += clock.lap();
   }
   spdlog::info("knn rank {}: rows [{}, {}), {} mode: {:.3f} s reading, {:.3f} s searching, {:.3f} s waiting for "
-               "shards, {:.3f} s writing",
+               "shards, {:.3f} s voting, {:.3f} s writing",
                comm.rank(), in.block.begin, in.block.end, mode == ShardMode::ring ? "ring" : "allgather", times.read,
-               times.search, times.wait, times.write);
+               times.search, times.wait, times.vote, times.write);
   std::int64_t totals[2] = {stats.classified, stats.ignored};
   comm.allreduce_sum(totals);
   stats.classified = totals[0];
   stats.ignored = totals[1];
   stats.select = (*search)->select_method();
-  stats.seconds = since(start);
+  stats.seconds = whole.lap();
   return stats;
 }
 

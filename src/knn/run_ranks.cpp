@@ -17,6 +17,7 @@
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
+#include "src/knn/lap_clock.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
@@ -78,11 +79,6 @@ io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, con
   return mpi::block_of(grid, cuts, comm.rank()).rows;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point& start) {
-  const auto now = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(now - std::exchange(start, now)).count();
-}
-
 ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
   const int n = mine.classes();
   std::vector<std::int64_t> counts(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
@@ -112,7 +108,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
-  auto clock = std::chrono::steady_clock::now();
+  LapClock clock;
   double truth_seconds = 0, split_seconds = 0, gather_seconds = 0;
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
@@ -127,7 +123,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     auto mask = shared_validity(**cube, selection, tile_rows, comm);
     if (!mask) return mask.error();
     valid = std::move(*mask);
-    truth_seconds = seconds_since(clock);
+    truth_seconds = clock.lap();
   }
 
   // Labels of every row; features of this rank's shard only.
@@ -144,10 +140,10 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     const auto count = static_cast<std::int64_t>(split->train.size());
     shard.first = count * r / size;
     shard.count = count * (r + 1) / size - shard.first;
-    split_seconds = seconds_since(clock);
+    split_seconds = clock.lap();
     const std::span<const std::int64_t> pixels(split->train.data() + shard.first, static_cast<std::size_t>(shard.count));
     auto features = gather_features(**cube, selection, pixels, tile_rows);
-    gather_seconds = seconds_since(clock);
+    gather_seconds = clock.lap();
     if (features) shard.rows = std::move(*features);
     else local = features.error();
     for (const auto p : split->train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
@@ -210,9 +206,9 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
                truth_seconds, split_seconds, gather_seconds);
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
   if (!stats) return stats.error();
-  clock = std::chrono::steady_clock::now();
+  clock.lap();
   HB_TRY((*outputs)->commit());
-  if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", seconds_since(clock));
+  if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", clock.lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
   if (!eval.empty()) report.matrix = summed(matrix, comm);
