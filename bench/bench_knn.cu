@@ -6,7 +6,8 @@
 // of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
-//   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...]
+//   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
+// (--slab-mb: one fast row per inner-product slab size; default the search's own)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/timing.cuh"
@@ -105,11 +107,13 @@ int main(int argc, char** argv) {
   std::int64_t max_queries = 1000000;
   double budget = 0.6;
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
+  std::vector<int> slab_mb{0};  // fast: inner-product slab sizes to sweep (0 = the default)
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--budget")) budget = std::atof(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--dims")) dims_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--k")) k_list = parse_list(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--slab-mb")) slab_mb = parse_list(argv[a + 1]);
   }
   if (hb::cuda_device_count() == 0) {
     std::printf("bench_knn: no CUDA device\n");
@@ -139,8 +143,14 @@ int main(int argc, char** argv) {
                 static_cast<long long>(kTrain), dims, shape_gflops);
     for (const int k : k_list) {
       const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
-      for (const auto method : {SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin, SelectMethod::automatic}) {
-        auto made = make_knn_search(hb::BackendKind::cuda, {Metric::euclidean, method, std::int64_t{64} << 20});
+      std::vector<std::pair<SelectMethod, int>> runs;
+      for (const int mb : slab_mb) runs.emplace_back(SelectMethod::fast, mb);
+      for (const auto method : {SelectMethod::bitonic, SelectMethod::kmin, SelectMethod::automatic})
+        runs.emplace_back(method, 0);
+      for (const auto& [method, mb] : runs) {
+        SearchOptions options{Metric::euclidean, method, std::int64_t{64} << 20};
+        options.fast_slab_bytes = std::int64_t{mb} << 20;
+        auto made = make_knn_search(hb::BackendKind::cuda, options);
         if (!made.ok()) {
           std::fprintf(stderr, "%s\n", made.error().line().c_str());
           return 1;
@@ -166,9 +176,11 @@ int main(int argc, char** argv) {
         const double flop = 2.0 * static_cast<double>(q) * kTrain * dims;
         const double gflops = flop / s / 1e9;
         const double floor_s = flop / (shape_gflops * 1e9);
-        std::printf("%5d %5d %8s %8lld %9.3f %12.4g %10.0f %7.1f%% %8.2f %s\n", dims, k,
+        const std::string slab = mb > 0 ? "slab " + std::to_string(mb) + " MiB; " : "";
+        std::printf("%5d %5d %8s %8lld %9.3f %12.4g %10.0f %7.1f%% %8.2f %s%s\n", dims, k,
                     std::string(select_method_name(method)).c_str(), static_cast<long long>(q), s, q / s, gflops,
-                    100.0 * gflops / peak, s / floor_s, q < max_queries ? "Q scaled down (rate per query)" : "");
+                    100.0 * gflops / peak, s / floor_s, slab.c_str(),
+                    q < max_queries ? "Q scaled down (rate per query)" : "");
         std::fflush(stdout);
       }
     }

@@ -4,7 +4,9 @@
 # same GPU (cdist + topk) and scikit-learn on the host CPU when it is installed.
 # At most 3 minutes (the timeouts add up to 180 s); about 1.5 expected on an H200.
 t0=$(now)
-timeout 110 "$bin/bench_knn" > "$out/knn.txt" 2>&1; rc=$?
+# HB_KNN_ARGS adds bench_knn options (e.g. --slab-mb 32,128 to sweep the fast slab).
+# shellcheck disable=SC2086
+timeout "${HB_KNN_TIMEOUT:-110}" "$bin/bench_knn" ${HB_KNN_ARGS:-} > "$out/knn.txt" 2>&1; rc=$?
 cat "$out/knn.txt"; cat "$out/knn.txt" >> "$out/summary.txt"
 log "bench_knn: rc=$rc $(since $t0) s"
 t0=$(now)

@@ -2,10 +2,17 @@
 // written. One block per query row of an inner-product slab. Each round, every thread
 // finishes kPerThread distances and keeps those closer than the list's current k-th
 // pair (the threshold) in a shared-memory candidate buffer; when it holds max(k, one
-// round) candidates or the next round could overflow it, the buffer is bitonic-sorted
-// and merged into the running list (merge path by binary search), which tightens the
-// threshold. With k small the threshold is tight after the first merge and almost
-// nothing is buffered; any k works because the running list lives in global memory.
+// round) candidates or the next round could overflow it, the buffer is flushed into
+// the running list, which tightens the threshold. With k small the threshold is tight
+// after the first flush and almost nothing is buffered; any k works because the running
+// list lives in global memory.
+// Two flushes (kernels/knn/README.md has the measurements):
+//  * merge (k below kPoolMinK or above kPoolMaxK): the buffer is bitonic-sorted and
+//    merged into the sorted list (merge path by binary search);
+//  * pool (large k): a radix select finds the k-th closest pair of list and buffer, and
+//    the buffer's survivors take the evicted slots, so the list is an unsorted pool
+//    until the chunk's last slab sorts it once. At k = 1024 the block-wide bitonic sort
+//    of every flush (one barrier per stage, ~8 flushes a row) was most of the time.
 #include <algorithm>
 
 #include "kernels/knn/detail/pair.cuh"
@@ -14,15 +21,38 @@ namespace hb::kernels::knn {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
 constexpr int kPerThread = 4;
 constexpr int kRound = kThreads * kPerThread;
 constexpr int kCapacity = 4096;  // candidates: 32 KiB of shared memory
+constexpr int kPoolMinK = 128;   // k = 1024 gained 2x; k = 100 keeps the merge (crossover not measured)
+constexpr int kPoolMaxK = 2048;  // the final sort holds the pool in the buffer's memory
 static_assert(kCapacity >= kRound && (kCapacity & (kCapacity - 1)) == 0);
 
 struct Buffer {
-  float d[kCapacity];
-  int i[kCapacity];
+  union {
+    struct {
+      float d[kCapacity];
+      int i[kCapacity];  // chunk-local
+    } cand;
+    struct {  // the pool while it is sorted at the end of a chunk
+      float d[kPoolMaxK];
+      std::int64_t i[kPoolMaxK];
+    } pool;
+  };
   int count;
+};
+static_assert(sizeof(float) * kPoolMaxK + sizeof(std::int64_t) * kPoolMaxK <= (sizeof(float) + sizeof(int)) * kCapacity);
+
+// Radix select over 8-bit digits, most significant first: `need` is the rank (from 1)
+// sought among the keys that match `prefix` under `mask`.
+struct Radix {
+  unsigned hist[256];
+  unsigned long long prefix, mask;
+  unsigned need, equal;  // equal: keys matching the whole prefix after the last pass
+  unsigned freed, filled, claimed;
+  float max_d[kWarps];
+  std::int64_t max_i[kWarps];
 };
 
 // Sorts the buffered candidates and folds them into the running list; empties the buffer.
@@ -31,12 +61,12 @@ __device__ void flush(Buffer& buf, int count, std::int64_t first_index, float* r
   int padded = 1;
   while (padded < count) padded *= 2;
   for (int a = count + static_cast<int>(threadIdx.x); a < padded; a += kThreads) {
-    buf.d[a] = __int_as_float(0x7f800000);
-    buf.i[a] = detail::kNoLocal;
+    buf.cand.d[a] = __int_as_float(0x7f800000);
+    buf.cand.i[a] = detail::kNoLocal;
   }
-  detail::block_bitonic_sort(buf.d, buf.i, padded);
-  const float* cd = buf.d;
-  const int* ci = buf.i;
+  detail::block_bitonic_sort(buf.cand.d, buf.cand.i, padded);
+  const float* cd = buf.cand.d;
+  const int* ci = buf.cand.i;
   detail::merge_into(
       run_d, run_i, k, [cd](int c) { return cd[c]; },
       [ci, first_index](int c) { return first_index + ci[c]; }, count, scratch_d, scratch_i);
@@ -44,10 +74,165 @@ __device__ void flush(Buffer& buf, int count, std::int64_t first_index, float* r
   __syncthreads();
 }
 
+// Distances are >= 0 or +inf, so their bit patterns order like the values.
+__device__ __forceinline__ unsigned key_bits(float d) { return __float_as_uint(d); }
+
+// Warp 0 picks the digit holding rank `need` from the histogram and narrows the prefix.
+__device__ void choose_digit(Radix& rx, int shift) {
+  const int lane = static_cast<int>(threadIdx.x);
+  unsigned local[8], sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) sum += (local[j] = rx.hist[lane * 8 + j]);
+  unsigned inclusive = sum;
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const unsigned other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += other;
+  }
+  const unsigned need = rx.need;
+  __syncwarp();
+  unsigned before = inclusive - sum;
+  if (before < need && need <= inclusive) {
+    for (int j = 0; j < 8; ++j) {
+      if (before + local[j] >= need) {
+        rx.prefix |= static_cast<unsigned long long>(lane * 8 + j) << shift;
+        rx.mask |= 0xffull << shift;
+        rx.need = need - before;
+        rx.equal = local[j];
+        break;
+      }
+      before += local[j];
+    }
+  }
+}
+
+// One digit of the select: `for_each_key(f)` calls f(key) for this thread's share of
+// the keys taking part.
+template <class ForEachKey>
+__device__ void digit_pass(Radix& rx, int shift, ForEachKey for_each_key) {
+  for (int a = static_cast<int>(threadIdx.x); a < 256; a += kThreads) rx.hist[a] = 0;
+  __syncthreads();
+  const unsigned long long prefix = rx.prefix, mask = rx.mask;
+  for_each_key([&](unsigned long long key) {
+    if ((key & mask) == prefix) atomicAdd(&rx.hist[(key >> shift) & 0xff], 1u);
+  });
+  __syncthreads();
+  if (threadIdx.x < 32) choose_digit(rx, shift);
+  __syncthreads();
+}
+
+// The pool's farthest pair (the filter's threshold), in every thread.
+__device__ void pool_bound(const float* run_d, const std::int64_t* run_i, int k, Radix& rx, float& bound_d,
+                           std::int64_t& bound_i) {
+  float d = -1.0f;
+  std::int64_t i = -1;
+  for (int a = static_cast<int>(threadIdx.x); a < k; a += kThreads)
+    if (detail::closer(d, i, run_d[a], run_i[a])) {
+      d = run_d[a];
+      i = run_i[a];
+    }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float od = __shfl_down_sync(0xffffffffu, d, offset);
+    const std::int64_t oi = __shfl_down_sync(0xffffffffu, i, offset);
+    if (detail::closer(d, i, od, oi)) {
+      d = od;
+      i = oi;
+    }
+  }
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) {
+    rx.max_d[warp] = d;
+    rx.max_i[warp] = i;
+  }
+  __syncthreads();
+  bound_d = rx.max_d[0];
+  bound_i = rx.max_i[0];
+  for (int w = 1; w < kWarps; ++w)
+    if (detail::closer(bound_d, bound_i, rx.max_d[w], rx.max_i[w])) {
+      bound_d = rx.max_d[w];
+      bound_i = rx.max_i[w];
+    }
+}
+
+// The pool (k pairs, unsorted) := the k closest of itself and the `count` buffered
+// candidates; empties the buffer. Candidates evict the pool's farthest pairs in place:
+// the k-th closest key is found by radix select on the distance bits, then on the
+// training index among equal distances, and free slots are listed in `free_slots`.
+__device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_index, float* run_d,
+                        std::int64_t* run_i, int k, std::int64_t* free_slots) {
+  if (threadIdx.x == 0) {
+    rx.prefix = rx.mask = 0;
+    rx.need = static_cast<unsigned>(k);
+  }
+  const int t = static_cast<int>(threadIdx.x);
+  for (int shift = 24; shift >= 0; shift -= 8)
+    digit_pass(rx, shift, [&](auto f) {
+      for (int a = t; a < k; a += kThreads) f(key_bits(run_d[a]));
+      for (int c = t; c < count; c += kThreads) f(key_bits(buf.cand.d[c]));
+    });
+  const unsigned tau_bits = static_cast<unsigned>(rx.prefix);
+  const bool by_index = rx.equal > rx.need;  // a tie on the k-th distance: lower indices first
+  unsigned long long tau_index = 0;
+  if (by_index) {
+    __syncthreads();
+    if (threadIdx.x == 0) rx.prefix = rx.mask = 0;
+    for (int shift = 56; shift >= 0; shift -= 8)
+      digit_pass(rx, shift, [&](auto f) {
+        for (int a = t; a < k; a += kThreads)
+          if (key_bits(run_d[a]) == tau_bits) f(static_cast<unsigned long long>(run_i[a]));
+        for (int c = t; c < count; c += kThreads)
+          if (key_bits(buf.cand.d[c]) == tau_bits) f(static_cast<unsigned long long>(first_index + buf.cand.i[c]));
+      });
+    tau_index = rx.prefix;
+  }
+  // Closer than the k-th key: kept. Equal to it: the first rx.need claims are kept (only
+  // identical empty slots can be equal to it once the index decided).
+  const auto keep = [&](float d, std::int64_t index) {
+    const unsigned bits = key_bits(d);
+    const auto u = static_cast<unsigned long long>(index);
+    if (bits < tau_bits || (by_index && bits == tau_bits && u < tau_index)) return true;
+    if (bits != tau_bits || (by_index && u != tau_index)) return false;
+    return atomicAdd(&rx.claimed, 1u) < rx.need;
+  };
+  if (threadIdx.x == 0) rx.claimed = rx.freed = rx.filled = 0;
+  __syncthreads();
+  for (int a = t; a < k; a += kThreads)
+    if (!keep(run_d[a], run_i[a])) free_slots[atomicAdd(&rx.freed, 1u)] = a;
+  __syncthreads();
+  for (int c = t; c < count; c += kThreads) {
+    const std::int64_t g = first_index + buf.cand.i[c];
+    if (keep(buf.cand.d[c], g)) {
+      const std::int64_t slot = free_slots[atomicAdd(&rx.filled, 1u)];
+      run_d[slot] = buf.cand.d[c];
+      run_i[slot] = g;
+    }
+  }
+  if (threadIdx.x == 0) buf.count = 0;
+  __syncthreads();
+}
+
+// The pool, sorted into a list again (k <= kPoolMaxK).
+__device__ void sort_pool(Buffer& buf, float* run_d, std::int64_t* run_i, int k) {
+  int padded = 1;
+  while (padded < k) padded *= 2;
+  for (int a = static_cast<int>(threadIdx.x); a < padded; a += kThreads) {
+    buf.pool.d[a] = a < k ? run_d[a] : __int_as_float(0x7f800000);
+    buf.pool.i[a] = a < k ? run_i[a] : detail::kNoIndex;
+  }
+  detail::block_bitonic_sort(buf.pool.d, buf.pool.i, padded);
+  for (int a = static_cast<int>(threadIdx.x); a < k; a += kThreads) {
+    run_d[a] = buf.pool.d[a];
+    run_i[a] = buf.pool.i[a];
+  }
+  __syncthreads();
+}
+
+template <bool kPool>
 __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, const float* slab, int rows, int cols,
                                                          int ld, int col0, std::int64_t first_index, Lists running,
-                                                         Lists scratch) {
+                                                         Lists scratch, SlabPlace place) {
   __shared__ Buffer buf;
+  __shared__ Radix rx;
   const int r = static_cast<int>(blockIdx.x);
   if (r >= rows) return;
   const int k = running.k;
@@ -59,18 +244,27 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
   if (threadIdx.x == 0) buf.count = 0;
   __syncthreads();
   const int flush_at = max(k, kRound);
+  // A list arrives sorted at a chunk's first slab; later slabs find an unsorted pool.
+  const bool sorted_on_entry = !kPool || place == SlabPlace::first || place == SlabPlace::only;
   float bound_d = run_d[k - 1];
   std::int64_t bound_i = run_i[k - 1];
+  if (!sorted_on_entry) pool_bound(run_d, run_i, k, rx, bound_d, bound_i);
+  const auto flush_buffer = [&](int held) {
+    if constexpr (kPool) {
+      compact(buf, rx, held, first_index, run_d, run_i, k, scratch_i);
+      pool_bound(run_d, run_i, k, rx, bound_d, bound_i);
+    } else {
+      flush(buf, held, first_index, run_d, run_i, k, scratch_d, scratch_i);
+      bound_d = run_d[k - 1];
+      bound_i = run_i[k - 1];
+    }
+  };
   for (int base = 0; base < cols; base += kRound) {
     const int held = buf.count;  // same value in every thread: read between barriers
     __syncthreads();
     // Flush when the next round could overflow, and as soon as k candidates are held:
     // early flushes tighten the threshold (for small k, after the first round).
-    if (held > kCapacity - kRound || held >= flush_at) {
-      flush(buf, held, first_index, run_d, run_i, k, scratch_d, scratch_i);
-      bound_d = run_d[k - 1];
-      bound_i = run_i[k - 1];
-    }
+    if (held > kCapacity - kRound || held >= flush_at) flush_buffer(held);
     float ip[kPerThread];
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
@@ -85,15 +279,16 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
       const float d = detail::finish_distance(in, r, local, ip[u]);
       if (detail::closer(d, first_index + local, bound_d, bound_i)) {
         const int slot = atomicAdd(&buf.count, 1);
-        buf.d[slot] = d;
-        buf.i[slot] = local;
+        buf.cand.d[slot] = d;
+        buf.cand.i[slot] = local;
       }
     }
     __syncthreads();
   }
   const int held = buf.count;
   __syncthreads();
-  if (held > 0) flush(buf, held, first_index, run_d, run_i, k, scratch_d, scratch_i);
+  if (held > 0) flush_buffer(held);
+  if (kPool && (place == SlabPlace::last || place == SlabPlace::only)) sort_pool(buf, run_d, run_i, k);
 }
 
 }  // namespace
@@ -102,19 +297,28 @@ int fused_rows_per_wave() {
   int device = 0, sms = 0, blocks = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel, kThreads, 0) != cudaSuccess) {
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<false>, kThreads, 0) != cudaSuccess) {
     cudaGetLastError();
     return 512;
   }
   return std::max(1, sms * blocks);
 }
 
+int fused_pool_min_k() { return kPoolMinK; }
+int fused_pool_max_k() { return kPoolMaxK; }
+
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
-                         std::int64_t first_index, Lists running, Lists scratch, cudaStream_t stream) {
+                         std::int64_t first_index, Lists running, Lists scratch, SlabPlace place,
+                         cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (running.k < 1 || scratch.k != running.k || ld < cols) return cudaErrorInvalidValue;
-  fused_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(in, slab, rows, cols, ld, col0, first_index,
-                                                                      running, scratch);
+  const auto blocks = static_cast<unsigned>(rows);
+  if (running.k >= kPoolMinK && running.k <= kPoolMaxK)
+    fused_kernel<true><<<blocks, kThreads, 0, stream>>>(in, slab, rows, cols, ld, col0, first_index, running, scratch,
+                                                        place);
+  else
+    fused_kernel<false><<<blocks, kThreads, 0, stream>>>(in, slab, rows, cols, ld, col0, first_index, running,
+                                                         scratch, place);
   return cudaGetLastError();
 }
 

@@ -68,8 +68,17 @@ cudaError_t merge_lists(Lists running, Lists candidates, int count, int rows, Li
 // training columns col0 .. col0 + cols - 1 of the chunk, filtered against each list's
 // current k-th pair into a shared-memory candidate buffer that is sorted and merged into
 // `running` when full. The finished distances are never written. Any k.
+// A chunk's slabs of the same rows run in column order, `place` saying which one this
+// is. For k in [fused_pool_min_k(), fused_pool_max_k()] a flush is a radix-select
+// compaction instead of a sort and merge: the running list is an unsorted pool of the k
+// closest pairs between the first and the last slab, sorted once at the end of the last
+// (or only) one, so `running` is a sorted list again only after the chunk's last slab.
+enum class SlabPlace : int { only = 0, first = 1, middle = 2, last = 3 };
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
-                         std::int64_t first_index, Lists running, Lists scratch, cudaStream_t stream);
+                         std::int64_t first_index, Lists running, Lists scratch, SlabPlace place,
+                         cudaStream_t stream);
+int fused_pool_min_k();
+int fused_pool_max_k();
 // Blocks (rows) of select_fused resident at once on the current GPU: one wave.
 int fused_rows_per_wave();
 

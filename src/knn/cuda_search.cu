@@ -5,9 +5,11 @@
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
-//  fast: SGEMM slabs of fast_rows_ x slab_cols_ (32 MiB, L2-sized; the rows are two
-//    waves of the fused kernel on this GPU) consumed by the fused
-//    finish + filter + merge kernel: the finished distances are never written.
+//  fast: SGEMM slabs of fast_rows_ x slab_cols(k) (the rows are two waves of the fused
+//    kernel on this GPU) consumed by the fused finish + filter + flush kernel: the
+//    finished distances are never written. Slabs are 32 MiB (L2-sized) for small k and
+//    512 MiB (a whole 10^5-row chunk) from the pool flush's k on, because every slab
+//    ends with a flush whose cost grows with k (measured: kernels/knn/README.md).
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
 #include <cublas_v2.h>
@@ -30,7 +32,8 @@ namespace {
 
 namespace kk = hb::kernels::knn;
 
-constexpr std::int64_t kSlabElements = std::int64_t{8} << 20;  // 32 MiB of inner products
+constexpr std::int64_t kSlabBytes = std::int64_t{32} << 20;       // small k
+constexpr std::int64_t kPoolSlabBytes = std::int64_t{512} << 20;  // k >= fused_pool_min_k()
 // Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
 // rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
 // 2x slower method was then chosen for a whole 40 GB scene).
@@ -77,7 +80,6 @@ class CudaKnnSearch final : public KnnSearch {
     const auto free = static_cast<std::int64_t>(free_bytes);
     // Fused-kernel rows: two full waves of blocks; slab columns: the rest of 32 MiB.
     fast_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
-    slab_cols_ = static_cast<int>(std::clamp<std::int64_t>(kSlabElements / fast_rows_ / 1024 * 1024, 1024, 16384));
     cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
     work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
                                                      : std::min<std::int64_t>(free * 3 / 10, std::int64_t{8} << 30);
@@ -165,6 +167,14 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
  private:
+  // Columns of a fast slab for this k (at most a quarter of the work budget).
+  int slab_cols(int k) const {
+    const std::int64_t bytes = options_.fast_slab_bytes > 0      ? options_.fast_slab_bytes
+                               : k >= kk::fused_pool_min_k() ? std::min(kPoolSlabBytes, work_budget_ / 4)
+                                                             : kSlabBytes;
+    return static_cast<int>(std::clamp<std::int64_t>(bytes / 4 / fast_rows_ / 1024 * 1024, 1024, 1 << 20));
+  }
+
   kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
     return {d.as<float>(), i.as<std::int64_t>(), k};
   }
@@ -174,7 +184,7 @@ class CudaKnnSearch final : public KnnSearch {
   int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
     const bool full_rows = method != SelectMethod::fast;
     const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
-    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows_} * slab_cols_ * 4;
+    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows_} * slab_cols(k) * 4;
     const std::int64_t budget = std::max(work_budget_ - tile, per_query);
     return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
   }
@@ -184,7 +194,7 @@ class CudaKnnSearch final : public KnnSearch {
     const bool full_rows = method != SelectMethod::fast;
     // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
-                                       : static_cast<std::size_t>(fast_rows_) * static_cast<std::size_t>(slab_cols_);
+                                       : static_cast<std::size_t>(fast_rows_) * static_cast<std::size_t>(slab_cols(k));
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -335,11 +345,17 @@ class CudaKnnSearch final : public KnnSearch {
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
-        for (int c0 = 0; c0 < cols; c0 += slab_cols_) {
-          const int slab = std::min(slab_cols_, cols - c0);
-          HB_TRY(inner_products(chunk, q0, sub, c0, slab, slab_cols_, slot));
-          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, slab_cols_, c0,
-                                       first_index, running, scratch, stream_),
+        const int slab_cols = this->slab_cols(k);
+        for (int c0 = 0; c0 < cols; c0 += slab_cols) {
+          const int slab = std::min(slab_cols, cols - c0);
+          const bool first = c0 == 0, last = c0 + slab == cols;
+          const auto place = first && last ? kk::SlabPlace::only
+                             : first       ? kk::SlabPlace::first
+                             : last        ? kk::SlabPlace::last
+                                           : kk::SlabPlace::middle;
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, slab_cols, slot));
+          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, slab_cols, c0,
+                                       first_index, running, scratch, place, stream_),
                       "fused selection kernel");
           HB_TRY(release_tile(slot));
           slot ^= 1;
@@ -423,7 +439,6 @@ class CudaKnnSearch final : public KnnSearch {
   cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;
   int fast_rows_ = 1024;
-  int slab_cols_ = 8192;
   std::int64_t cache_budget_ = 0;
   std::int64_t work_budget_ = 0;
   std::int64_t cached_bytes_ = 0;

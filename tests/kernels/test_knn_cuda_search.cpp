@@ -3,8 +3,9 @@
 // included: every --select method, k in {1, 7, 64, 1000, 4096}, query and training
 // counts that are no multiple of any tile (1237 queries, 5003 rows; 3001 queries over
 // 20011 rows span several fused sub-blocks and slabs, whose sizes follow the GPU's
-// occupancy), training sets cut into chunks, lists carried over from the CPU, tiny
-// device budgets that force streamed chunks and many query blocks. Skips without a GPU.
+// occupancy; k = 1000 there takes the pool flush), training sets cut into chunks, lists
+// carried over from the CPU, tiny device budgets that force streamed chunks and many
+// query blocks, hundreds of rows tied at the k-th distance. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -164,7 +165,7 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
   const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
   const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
-  for (const int k : {1, 100}) {
+  for (const int k : {1, 100, 1000}) {  // 1000: the pool flush, its pool unsorted between slabs
     auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
     TopK want(kManyQueries, k);
     ASSERT_TRUE(cpu->search(queries.data(), kManyQueries, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
@@ -173,6 +174,32 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
     TopK got(kManyQueries, k);
     search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
     EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k;
+  }
+}
+
+// Large k takes the pool flush (a radix select): when hundreds of training rows lie at
+// exactly the k-th distance, the lower indices win, across slabs, chunks and chunk orders.
+TEST(CudaKnnSearch, PoolKeepsTheLowerIndicesOfATiedKthDistance) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kRows = 20011, kTiedDims = 8, kTiedQueries = 64, kDistinct = 23;
+  const auto distinct = test::random_integers(kDistinct, kTiedDims, 5, 81);
+  std::vector<float> train(static_cast<std::size_t>(kRows * kTiedDims));
+  for (std::int64_t t = 0; t < kRows; ++t)
+    std::copy_n(distinct.begin() + (t * 7919 % kDistinct) * kTiedDims, kTiedDims, train.begin() + t * kTiedDims);
+  const auto queries = test::random_integers(kTiedQueries, kTiedDims, 5, 82);
+  for (const int k : {128, 1000, 2048}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+    TopK want(kTiedQueries, k);
+    ASSERT_TRUE(cpu->search(queries.data(), kTiedQueries, {train.data(), kRows, kTiedDims, 0}, want).ok());
+    for (const std::int64_t chunk_rows : {kRows, std::int64_t{9000}})
+      for (const bool reverse : {false, true}) {
+        auto search = gpu_search(SelectMethod::fast);
+        ASSERT_TRUE(search);
+        TopK got(kTiedQueries, k);
+        search_chunks(*search, queries, kTiedQueries, train, kTiedDims, chunk_rows, got, reverse);
+        EXPECT_EQ(count_differences(got, want, kTiedQueries, "fast"), 0)
+            << "k " << k << " chunk " << chunk_rows << " reverse " << reverse;
+      }
   }
 }
 

@@ -87,7 +87,8 @@ __device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scr
 }
 
 // Ascending bitonic sort of n (a power of two) shared-memory pairs by (d, i).
-__device__ inline void block_bitonic_sort(float* d, int* i, int n) {
+template <class Index>
+__device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
       __syncthreads();
@@ -98,7 +99,7 @@ __device__ inline void block_bitonic_sort(float* d, int* i, int n) {
         const bool swap = ascending ? closer(d[b], i[b], d[a], i[a]) : closer(d[a], i[a], d[b], i[b]);
         if (swap) {
           const float td = d[a];
-          const int ti = i[a];
+          const Index ti = i[a];
           d[a] = d[b];
           i[a] = i[b];
           d[b] = td;
