@@ -78,7 +78,7 @@ class CudaKnnSearch final : public KnnSearch {
     std::size_t free_bytes = 0, total_bytes = 0;
     HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const auto free = static_cast<std::int64_t>(free_bytes);
-    // Fused-kernel rows: two full waves of blocks; slab columns: the rest of 32 MiB.
+    // Fused-kernel rows: two full waves of blocks (slab columns: slab_cols(k)).
     fast_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
     cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
     work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
