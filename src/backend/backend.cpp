@@ -78,7 +78,7 @@ Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device) {
   if (kind == BackendKind::cpu) return make_cpu_backend();
 #ifdef HB_HAVE_CUDA
   if (kind == BackendKind::cuda || cuda_visible_devices() > 0)
-    return make_cuda_backend(device == kProcessGpu ? process_gpu() : device);
+    return make_cuda_backend(resolve_gpu(device));
 #else
   (void)device;
   if (kind == BackendKind::cuda)

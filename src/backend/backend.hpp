@@ -77,6 +77,8 @@ class Backend {
 inline constexpr int kProcessGpu = -1;
 int process_gpu();
 void set_process_gpu(int device);
+// `device`, or process_gpu() when it is kProcessGpu: what a factory handed a device uses.
+inline int resolve_gpu(int device) { return device == kProcessGpu ? process_gpu() : device; }
 
 // cpu: always available. cuda: needs a build with HB_CUDA and a visible GPU.
 // automatic: cuda when both hold, else cpu. `device` selects the GPU ordinal.

@@ -466,7 +466,7 @@ class CudaKnnSearch final : public KnnSearch {
 }  // namespace
 
 Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& options, int device) {
-  if (device == kProcessGpu) device = process_gpu();
+  device = resolve_gpu(device);
   HB_TRY(require_cuda_device(device));
   auto search = std::make_unique<CudaKnnSearch>(options, device);
   HB_TRY(search->init());

@@ -95,7 +95,7 @@ class CudaBatchVoter final : public BatchVoter {
 int cuda_vote_max_classes() { return kk::vote_max_classes(); }
 
 Result<std::unique_ptr<BatchVoter>> make_cuda_batch_voter(const VoteRule& rule, int device) {
-  if (device == kProcessGpu) device = process_gpu();
+  device = resolve_gpu(device);
   HB_TRY(require_cuda_device(device));
   if (rule.classes < 1 || rule.classes > kk::vote_max_classes())
     return Error{ErrorKind::usage, {}, "classes", "too many classes for the GPU vote"};

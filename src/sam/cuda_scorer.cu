@@ -179,7 +179,7 @@ class CudaScorer final : public SamScorer {
 }  // namespace
 
 Result<std::unique_ptr<SamScorer>> make_cuda_sam_scorer(Formulation formulation, int device) {
-  if (device == kProcessGpu) device = process_gpu();
+  device = resolve_gpu(device);
   auto backend = make_backend(BackendKind::cuda, device);
   if (!backend) return backend.error();
   auto scorer = std::make_unique<CudaScorer>(formulation, device, std::move(*backend));
