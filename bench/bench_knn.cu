@@ -7,7 +7,9 @@
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
 //   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
-// (--slab-mb: one fast row per inner-product slab size; default the search's own)
+//             [--select fast,bitonic,kmin,auto]
+// (--slab-mb: one fast row per inner-product slab size; default the search's own;
+//  --select: the methods to run, default all of them)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -72,6 +74,20 @@ std::vector<int> parse_list(const char* text) {
   return out;
 }
 
+std::vector<SelectMethod> parse_methods(const char* text) {
+  std::vector<SelectMethod> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto method = select_method_from_name(item);
+    if (!method) {
+      std::fprintf(stderr, "bench_knn: --select: unknown method '%s' (auto|kmin|bitonic|fast)\n", item.c_str());
+      std::exit(2);
+    }
+    out.push_back(*method);
+  }
+  return out;
+}
+
 struct Case {
   int dims;
   int k;
@@ -108,12 +124,15 @@ int main(int argc, char** argv) {
   double budget = 0.6;
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
   std::vector<int> slab_mb{0};  // fast: inner-product slab sizes to sweep (0 = the default)
+  std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin,
+                                    SelectMethod::automatic};
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--budget")) budget = std::atof(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--dims")) dims_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--k")) k_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--slab-mb")) slab_mb = parse_list(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--select")) methods = parse_methods(argv[a + 1]);
   }
   if (hb::cuda_device_count() == 0) {
     std::printf("bench_knn: no CUDA device\n");
@@ -144,9 +163,11 @@ int main(int argc, char** argv) {
     for (const int k : k_list) {
       const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
       std::vector<std::pair<SelectMethod, int>> runs;
-      for (const int mb : slab_mb) runs.emplace_back(SelectMethod::fast, mb);
-      for (const auto method : {SelectMethod::bitonic, SelectMethod::kmin, SelectMethod::automatic})
-        runs.emplace_back(method, 0);
+      for (const auto method : methods) {
+        if (method != SelectMethod::fast) runs.emplace_back(method, 0);
+        else
+          for (const int mb : slab_mb) runs.emplace_back(method, mb);
+      }
       for (const auto& [method, mb] : runs) {
         SearchOptions options{Metric::euclidean, method, std::int64_t{64} << 20};
         options.fast_slab_bytes = std::int64_t{mb} << 20;
@@ -156,8 +177,10 @@ int main(int argc, char** argv) {
           return 1;
         }
         auto& search = **made;
-        // Warm: uploads the training set, loads the kernels, runs the probe for auto.
-        if (timed_search(search, queries, std::min<std::int64_t>(256, cap), chunk, k) < 0) continue;
+        // Warm: uploads the training set, loads the kernels, runs the probe for auto
+        // (which times each method on up to 16384 of these queries, as a real run would).
+        const std::int64_t warm = method == SelectMethod::automatic ? 16384 : 256;
+        if (timed_search(search, queries, std::min(warm, cap), chunk, k) < 0) continue;
         if (method == SelectMethod::automatic) {
           std::printf("%5d %5d %8s %8s %9s %12s %10s %8s %8s picks %s\n", dims, k, "auto", "-", "-", "-", "-", "-", "-",
                       std::string(select_method_name(search.select_method())).c_str());
