@@ -1,20 +1,22 @@
-// fast: selection fused with distance finishing, so finished distances are never
-// written. One block per query row of an inner-product slab. Each round, every thread
-// finishes kPerThread distances and keeps those closer than the list's current k-th
-// pair (the threshold) in a shared-memory candidate buffer; when it holds max(k, one
-// round) candidates or the next round could overflow it, the buffer is flushed into
-// the running list, which tightens the threshold. With k small the threshold is tight
-// after the first flush and almost nothing is buffered; any k works because the running
-// list lives in global memory.
+// fast, block path (k > fused_warp_max_k(); smaller k take the warp path of
+// fast_warp.cu): selection fused with distance finishing, so finished distances are
+// never written. One block per query row of an inner-product slab. Each round, every
+// thread finishes kPerThread distances and keeps those closer than the list's current
+// k-th pair (the threshold) in a shared-memory candidate buffer; when it holds
+// max(k, one round) candidates or the next round could overflow it, the buffer is
+// flushed into the running list, which tightens the threshold. Any k works because the
+// running list lives in global memory.
 // Two flushes (kernels/knn/README.md has the measurements):
-//  * merge (k below kPoolMinK or above kPoolMaxK): the buffer is bitonic-sorted and
-//    merged into the sorted list (merge path by binary search);
-//  * pool (large k): a radix select finds the k-th closest pair of list and buffer, and
-//    the buffer's survivors take the evicted slots, so the list is an unsorted pool
-//    until the chunk's last slab sorts it once. At k = 1024 the block-wide bitonic sort
-//    of every flush (one barrier per stage, ~8 flushes a row) was most of the time.
+//  * pool (k up to kPoolMaxK): a radix select finds the k-th closest pair of list and
+//    buffer, and the buffer's survivors take the evicted slots, so the list is an
+//    unsorted pool until the chunk's last slab sorts it once. At k = 1024 the
+//    block-wide bitonic sort of every merge flush (one barrier per stage, ~8 flushes a
+//    row) was most of the time.
+//  * merge (k above kPoolMaxK): the buffer is bitonic-sorted and merged into the sorted
+//    list (merge path by binary search).
 #include <algorithm>
 
+#include "kernels/knn/detail/fast_warp.hpp"
 #include "kernels/knn/detail/pair.cuh"
 
 namespace hb::kernels::knn {
@@ -25,24 +27,14 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kPerThread = 4;
 constexpr int kRound = kThreads * kPerThread;
 constexpr int kCapacity = 4096;  // candidates: 32 KiB of shared memory
-constexpr int kPoolMinK = 128;   // k = 1024 gained 2x; k = 100 keeps the merge (crossover not measured)
-constexpr int kPoolMaxK = 2048;  // the final sort holds the pool in the buffer's memory
+constexpr int kPoolMaxK = kCapacity;  // the final sort orders pool positions in the buffer
 static_assert(kCapacity >= kRound && (kCapacity & (kCapacity - 1)) == 0);
 
 struct Buffer {
-  union {
-    struct {
-      float d[kCapacity];
-      int i[kCapacity];  // chunk-local
-    } cand;
-    struct {  // the pool while it is sorted at the end of a chunk
-      float d[kPoolMaxK];
-      std::int64_t i[kPoolMaxK];
-    } pool;
-  };
+  float d[kCapacity];
+  int i[kCapacity];  // chunk-local index; pool position while the pool is sorted
   int count;
 };
-static_assert(sizeof(float) * kPoolMaxK + sizeof(std::int64_t) * kPoolMaxK <= (sizeof(float) + sizeof(int)) * kCapacity);
 
 // Radix select over 8-bit digits, most significant first: `need` is the rank (from 1)
 // sought among the keys that match `prefix` under `mask`.
@@ -61,12 +53,12 @@ __device__ void flush(Buffer& buf, int count, std::int64_t first_index, float* r
   int padded = 1;
   while (padded < count) padded *= 2;
   for (int a = count + static_cast<int>(threadIdx.x); a < padded; a += kThreads) {
-    buf.cand.d[a] = __int_as_float(0x7f800000);
-    buf.cand.i[a] = detail::kNoLocal;
+    buf.d[a] = __int_as_float(0x7f800000);
+    buf.i[a] = detail::kNoLocal;
   }
-  detail::block_bitonic_sort(buf.cand.d, buf.cand.i, padded);
-  const float* cd = buf.cand.d;
-  const int* ci = buf.cand.i;
+  detail::block_bitonic_sort(buf.d, buf.i, padded);
+  const float* cd = buf.d;
+  const int* ci = buf.i;
   detail::merge_into(
       run_d, run_i, k, [cd](int c) { return cd[c]; },
       [ci, first_index](int c) { return first_index + ci[c]; }, count, scratch_d, scratch_i);
@@ -168,7 +160,7 @@ __device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_in
   for (int shift = 24; shift >= 0; shift -= 8)
     digit_pass(rx, shift, [&](auto f) {
       for (int a = t; a < k; a += kThreads) f(key_bits(run_d[a]));
-      for (int c = t; c < count; c += kThreads) f(key_bits(buf.cand.d[c]));
+      for (int c = t; c < count; c += kThreads) f(key_bits(buf.d[c]));
     });
   const unsigned tau_bits = static_cast<unsigned>(rx.prefix);
   const bool by_index = rx.equal > rx.need;  // a tie on the k-th distance: lower indices first
@@ -181,7 +173,7 @@ __device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_in
         for (int a = t; a < k; a += kThreads)
           if (key_bits(run_d[a]) == tau_bits) f(static_cast<unsigned long long>(run_i[a]));
         for (int c = t; c < count; c += kThreads)
-          if (key_bits(buf.cand.d[c]) == tau_bits) f(static_cast<unsigned long long>(first_index + buf.cand.i[c]));
+          if (key_bits(buf.d[c]) == tau_bits) f(static_cast<unsigned long long>(first_index + buf.i[c]));
       });
     tau_index = rx.prefix;
   }
@@ -200,10 +192,10 @@ __device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_in
     if (!keep(run_d[a], run_i[a])) free_slots[atomicAdd(&rx.freed, 1u)] = a;
   __syncthreads();
   for (int c = t; c < count; c += kThreads) {
-    const std::int64_t g = first_index + buf.cand.i[c];
-    if (keep(buf.cand.d[c], g)) {
+    const std::int64_t g = first_index + buf.i[c];
+    if (keep(buf.d[c], g)) {
       const std::int64_t slot = free_slots[atomicAdd(&rx.filled, 1u)];
-      run_d[slot] = buf.cand.d[c];
+      run_d[slot] = buf.d[c];
       run_i[slot] = g;
     }
   }
@@ -211,18 +203,29 @@ __device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_in
   __syncthreads();
 }
 
-// The pool, sorted into a list again (k <= kPoolMaxK).
-__device__ void sort_pool(Buffer& buf, float* run_d, std::int64_t* run_i, int k) {
+// The pool, sorted into a list again (k <= kPoolMaxK): (distance, pool position) pairs
+// are sorted in the buffer, the training index read only to order equal distances, and
+// the list is rebuilt through `scratch`.
+__device__ void sort_pool(Buffer& buf, float* run_d, std::int64_t* run_i, float* scratch_d,
+                          std::int64_t* scratch_i, int k) {
   int padded = 1;
   while (padded < k) padded *= 2;
   for (int a = static_cast<int>(threadIdx.x); a < padded; a += kThreads) {
-    buf.pool.d[a] = a < k ? run_d[a] : __int_as_float(0x7f800000);
-    buf.pool.i[a] = a < k ? run_i[a] : detail::kNoIndex;
+    buf.d[a] = a < k ? run_d[a] : __int_as_float(0x7f800000);
+    buf.i[a] = a;
   }
-  detail::block_bitonic_sort(buf.pool.d, buf.pool.i, padded);
+  const auto index_at = [=](int position) { return position < k ? run_i[position] : detail::kNoIndex; };
+  detail::block_bitonic_sort(buf.d, buf.i, padded, [=](float da, int pa, float db, int pb) {
+    return da < db || (da == db && index_at(pa) < index_at(pb));
+  });
   for (int a = static_cast<int>(threadIdx.x); a < k; a += kThreads) {
-    run_d[a] = buf.pool.d[a];
-    run_i[a] = buf.pool.i[a];
+    scratch_d[a] = buf.d[a];
+    scratch_i[a] = run_i[buf.i[a]];
+  }
+  __syncthreads();
+  for (int a = static_cast<int>(threadIdx.x); a < k; a += kThreads) {
+    run_d[a] = scratch_d[a];
+    run_i[a] = scratch_i[a];
   }
   __syncthreads();
 }
@@ -259,52 +262,68 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
       bound_i = run_i[k - 1];
     }
   };
-  for (int base = 0; base < cols; base += kRound) {
-    const int held = buf.count;  // same value in every thread: read between barriers
-    __syncthreads();
-    // Flush when the next round could overflow, and as soon as k candidates are held:
-    // early flushes tighten the threshold (for small k, after the first round).
-    if (held > kCapacity - kRound || held >= flush_at) flush_buffer(held);
-    float ip[kPerThread];
+  const float* train_norms = in.train_norms + col0;
+  const float qn = in.query_norms[r];
+  // The slab is read once: streaming loads (__ldcs) keep it from evicting the norms.
+  const auto load = [&](int base, float (&ip)[kPerThread], float (&tn)[kPerThread]) {
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
       const int c = base + u * kThreads + static_cast<int>(threadIdx.x);
-      ip[u] = c < cols ? row[c] : 0.0f;
+      ip[u] = c < cols ? __ldcs(row + c) : 0.0f;
+      tn[u] = c < cols ? __ldg(train_norms + c) : 0.0f;
     }
+  };
+  float ip[kPerThread], tn[kPerThread];
+  load(0, ip, tn);
+  for (int base = 0; base < cols; base += kRound) {
+    float next_ip[kPerThread], next_tn[kPerThread];  // in flight through the flush and this round
+    load(base + kRound, next_ip, next_tn);
+    const int held = buf.count;  // same value in every thread: read between barriers
+    __syncthreads();
+    // Flush when the next round could overflow, and as soon as k candidates are held:
+    // early flushes tighten the threshold.
+    if (held > kCapacity - kRound || held >= flush_at) flush_buffer(held);
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
       const int c = base + u * kThreads + static_cast<int>(threadIdx.x);
       if (c >= cols) continue;
       const int local = col0 + c;
-      const float d = detail::finish_distance(in, r, local, ip[u]);
+      const float d = detail::finish_distance(in, r, local, ip[u], qn, tn[u]);
       if (detail::closer(d, first_index + local, bound_d, bound_i)) {
         const int slot = atomicAdd(&buf.count, 1);
-        buf.cand.d[slot] = d;
-        buf.cand.i[slot] = local;
+        buf.d[slot] = d;
+        buf.i[slot] = local;
       }
+    }
+#pragma unroll
+    for (int u = 0; u < kPerThread; ++u) {
+      ip[u] = next_ip[u];
+      tn[u] = next_tn[u];
     }
     __syncthreads();
   }
   const int held = buf.count;
   __syncthreads();
   if (held > 0) flush_buffer(held);
-  if (kPool && (place == SlabPlace::last || place == SlabPlace::only)) sort_pool(buf, run_d, run_i, k);
+  if (kPool && (place == SlabPlace::last || place == SlabPlace::only))
+    sort_pool(buf, run_d, run_i, scratch_d, scratch_i, k);
 }
 
 }  // namespace
 
+// The pool kernel (more registers than the merge kernel) sets the wave.
 int fused_rows_per_wave() {
   int device = 0, sms = 0, blocks = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<false>, kThreads, 0) != cudaSuccess) {
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fused_kernel<true>, kThreads, 0) != cudaSuccess) {
     cudaGetLastError();
     return 512;
   }
   return std::max(1, sms * blocks);
 }
 
-int fused_pool_min_k() { return kPoolMinK; }
+int fused_pool_min_k() { return fused_warp_max_k() + 1; }
 int fused_pool_max_k() { return kPoolMaxK; }
 
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
@@ -312,8 +331,10 @@ cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, 
                          cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (running.k < 1 || scratch.k != running.k || ld < cols) return cudaErrorInvalidValue;
+  if (running.k <= fused_warp_max_k())
+    return detail::select_fused_warp(in, slab, rows, cols, ld, col0, first_index, running, stream);
   const auto blocks = static_cast<unsigned>(rows);
-  if (running.k >= kPoolMinK && running.k <= kPoolMaxK)
+  if (running.k >= fused_pool_min_k() && running.k <= kPoolMaxK)
     fused_kernel<true><<<blocks, kThreads, 0, stream>>>(in, slab, rows, cols, ld, col0, first_index, running, scratch,
                                                         place);
   else

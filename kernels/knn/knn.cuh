@@ -77,9 +77,11 @@ enum class SlabPlace : int { only = 0, first = 1, middle = 2, last = 3 };
 cudaError_t select_fused(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
                          std::int64_t first_index, Lists running, Lists scratch, SlabPlace place,
                          cudaStream_t stream);
+int fused_warp_max_k();
 int fused_pool_min_k();
 int fused_pool_max_k();
-// Blocks (rows) of select_fused resident at once on the current GPU: one wave.
+// Rows (blocks) of select_fused's block path (k > fused_warp_max_k()) resident at once
+// on the current GPU: one wave.
 int fused_rows_per_wave();
 
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id

@@ -32,12 +32,17 @@ namespace {
 
 namespace kk = hb::kernels::knn;
 
-constexpr std::int64_t kSlabBytes = std::int64_t{32} << 20;       // small k
-constexpr std::int64_t kPoolSlabBytes = std::int64_t{512} << 20;  // k >= fused_pool_min_k()
+// fast: inner-product slabs of 512 MiB (at most a quarter of the work budget): a
+// 10^5-row chunk in one slab for the block path, 16384 x 8192 for the warp path. The
+// SGEMM of such slabs runs within 6 % of its rate on a whole chunk (H200, d = 224);
+// the 32 MiB (L2-sized) slabs of 1320 rows used before ran 30 % below it.
+constexpr std::int64_t kSlabBytes = std::int64_t{512} << 20;
+constexpr int kWarpPathRows = 16384;
 // Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
 // rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
-// 2x slower method was then chosen for a whole 40 GB scene).
-constexpr int kProbeRows = 4096;
+// 2x slower method was then chosen for a whole 40 GB scene), and a whole slab of the
+// warp path (at 4096 rows kmin looked as fast as fast at k = 1; at scale it is 2x slower).
+constexpr int kProbeRows = kWarpPathRows;
 constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
 
 struct DeviceChunk {
@@ -78,8 +83,7 @@ class CudaKnnSearch final : public KnnSearch {
     std::size_t free_bytes = 0, total_bytes = 0;
     HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const auto free = static_cast<std::int64_t>(free_bytes);
-    // Fused-kernel rows: two full waves of blocks (slab columns: slab_cols(k)).
-    fast_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
+    block_path_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
     cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
     work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
                                                      : std::min<std::int64_t>(free * 3 / 10, std::int64_t{8} << 30);
@@ -167,12 +171,18 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
  private:
+  // Rows of a fast slab: kWarpPathRows for the warp path, fewer when a quarter of the
+  // work budget cannot hold 1024 columns of them; two waves of the block path's kernel.
+  int fast_rows(int k) const {
+    if (k > kk::fused_warp_max_k()) return block_path_rows_;
+    return static_cast<int>(std::clamp<std::int64_t>(work_budget_ / 4 / 4 / 1024, 256, kWarpPathRows));
+  }
+
   // Columns of a fast slab for this k (at most a quarter of the work budget).
   int slab_cols(int k) const {
-    const std::int64_t bytes = options_.fast_slab_bytes > 0      ? options_.fast_slab_bytes
-                               : k >= kk::fused_pool_min_k() ? std::min(kPoolSlabBytes, work_budget_ / 4)
-                                                             : kSlabBytes;
-    return static_cast<int>(std::clamp<std::int64_t>(bytes / 4 / fast_rows_ / 1024 * 1024, 1024, 1 << 20));
+    const std::int64_t bytes =
+        options_.fast_slab_bytes > 0 ? options_.fast_slab_bytes : std::min(kSlabBytes, work_budget_ / 4);
+    return static_cast<int>(std::clamp<std::int64_t>(bytes / 4 / fast_rows(k) / 1024 * 1024, 1024, 1 << 20));
   }
 
   kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
@@ -184,7 +194,7 @@ class CudaKnnSearch final : public KnnSearch {
   int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
     const bool full_rows = method != SelectMethod::fast;
     const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
-    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows_} * slab_cols(k) * 4;
+    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows(k)} * slab_cols(k) * 4;
     const std::int64_t budget = std::max(work_budget_ - tile, per_query);
     return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
   }
@@ -194,7 +204,7 @@ class CudaKnnSearch final : public KnnSearch {
     const bool full_rows = method != SelectMethod::fast;
     // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
-                                       : static_cast<std::size_t>(fast_rows_) * static_cast<std::size_t>(slab_cols(k));
+                                       : static_cast<std::size_t>(fast_rows(k)) * static_cast<std::size_t>(slab_cols(k));
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -340,8 +350,9 @@ class CudaKnnSearch final : public KnnSearch {
     HB_TRY(open_tiles());
     if (method == SelectMethod::fast) {
       int slot = 0;
-      for (int q0 = 0; q0 < rows; q0 += fast_rows_) {
-        const int sub = std::min(fast_rows_, rows - q0);
+      const int slab_rows = fast_rows(k);
+      for (int q0 = 0; q0 < rows; q0 += slab_rows) {
+        const int sub = std::min(slab_rows, rows - q0);
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
@@ -438,7 +449,7 @@ class CudaKnnSearch final : public KnnSearch {
   cudaEvent_t tile_free_[2] = {nullptr, nullptr};
   cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;
-  int fast_rows_ = 1024;
+  int block_path_rows_ = 1024;  // fast slab rows for k > fused_warp_max_k()
   std::int64_t cache_budget_ = 0;
   std::int64_t work_budget_ = 0;
   std::int64_t cached_bytes_ = 0;

@@ -3,7 +3,8 @@
 // included: every --select method, k in {1, 7, 64, 1000, 4096}, query and training
 // counts that are no multiple of any tile (1237 queries, 5003 rows; 3001 queries over
 // 20011 rows span several fused sub-blocks and slabs, whose sizes follow the GPU's
-// occupancy; k = 1000 there takes the pool flush), training sets cut into chunks, lists
+// occupancy; k <= 128 takes the warp path, 1000 and 4096 the pool flush, 10000 the
+// merge flush), training sets cut into chunks, lists
 // carried over from the CPU, tiny device budgets that force streamed chunks and many
 // query blocks, hundreds of rows tied at the k-th distance. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -159,27 +160,31 @@ TEST(CudaKnnSearch, LargeChunksAndLargeKEqualTheCpu) {
 }
 
 // Many queries over many training rows: the fast path's query sub-blocks (two waves of
-// the fused kernel) and slabs both repeat, with ragged last ones.
+// the block kernel; with a 32 MiB device budget, 2048 rows of the warp path) and slabs
+// both repeat, with ragged last ones.
 TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
   const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
   const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
-  for (const int k : {1, 100, 1000}) {  // 1000: the pool flush, its pool unsorted between slabs
+  for (const int k : {1, 100, 1000}) {  // warp path, warp path (4 registers a lane), pool
     auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
     TopK want(kManyQueries, k);
     ASSERT_TRUE(cpu->search(queries.data(), kManyQueries, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
-    auto search = gpu_search(SelectMethod::fast);
-    ASSERT_TRUE(search);
-    TopK got(kManyQueries, k);
-    search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
-    EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k;
+    for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{32} << 20}) {
+      auto search = gpu_search(SelectMethod::fast, Metric::euclidean, budget);
+      ASSERT_TRUE(search);
+      TopK got(kManyQueries, k);
+      search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
+      EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k << " budget " << budget;
+    }
   }
 }
 
-// Large k takes the pool flush (a radix select): when hundreds of training rows lie at
-// exactly the k-th distance, the lower indices win, across slabs, chunks and chunk orders.
-TEST(CudaKnnSearch, PoolKeepsTheLowerIndicesOfATiedKthDistance) {
+// Hundreds of training rows at exactly the k-th distance: the lower indices win, across
+// slabs, chunks and chunk orders, in the warp path (a ballot re-tested after every
+// insertion) and in the pool flush (a radix select on the distance, then the index).
+TEST(CudaKnnSearch, FastKeepsTheLowerIndicesOfATiedKthDistance) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kRows = 20011, kTiedDims = 8, kTiedQueries = 64, kDistinct = 23;
   const auto distinct = test::random_integers(kDistinct, kTiedDims, 5, 81);
@@ -187,7 +192,7 @@ TEST(CudaKnnSearch, PoolKeepsTheLowerIndicesOfATiedKthDistance) {
   for (std::int64_t t = 0; t < kRows; ++t)
     std::copy_n(distinct.begin() + (t * 7919 % kDistinct) * kTiedDims, kTiedDims, train.begin() + t * kTiedDims);
   const auto queries = test::random_integers(kTiedQueries, kTiedDims, 5, 82);
-  for (const int k : {128, 1000, 2048}) {
+  for (const int k : {10, 33, 128, 129, 1000, 2048}) {  // the warp path up to 128, the pool from 129
     auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
     TopK want(kTiedQueries, k);
     ASSERT_TRUE(cpu->search(queries.data(), kTiedQueries, {train.data(), kRows, kTiedDims, 0}, want).ok());

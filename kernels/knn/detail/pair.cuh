@@ -29,10 +29,9 @@ __device__ inline float direct_squared_distance(const float* a, const float* b, 
   return static_cast<float>(sum);
 }
 
-// The ranking distance of tile row `q` to chunk row `t` from their inner product.
-__device__ inline float finish_distance(const DistanceInputs& in, int q, int t, float ip) {
-  const float qn = in.query_norms[q];
-  const float tn = in.train_norms[t];
+// The ranking distance of tile row `q` to chunk row `t` from their inner product and
+// their norms (in.query_norms[q], in.train_norms[t]: loaded by the caller, early).
+__device__ inline float finish_distance(const DistanceInputs& in, int q, int t, float ip, float qn, float tn) {
   if (in.metric == Metric::euclidean) {
     const float norms = __fadd_rn(qn, tn);
     const float expanded = __fsub_rn(norms, __fmul_rn(2.0f, ip));
@@ -45,6 +44,10 @@ __device__ inline float finish_distance(const DistanceInputs& in, int q, int t, 
   const float similarity = denominator > 0.0f ? __fdiv_rn(ip, denominator) : 0.0f;
   const float d = __fsub_rn(1.0f, similarity);
   return d < 0.0f ? 0.0f : (d > 2.0f ? 2.0f : d);
+}
+
+__device__ inline float finish_distance(const DistanceInputs& in, int q, int t, float ip) {
+  return finish_distance(in, q, t, ip, in.query_norms[q], in.train_norms[t]);
 }
 
 // Warp-wide arg-min: lane 0 ends with the warp's closest pair.
@@ -86,9 +89,10 @@ __device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scr
   i = scratch_i[0];
 }
 
-// Ascending bitonic sort of n (a power of two) shared-memory pairs by (d, i).
-template <class Index>
-__device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
+// Ascending bitonic sort of n (a power of two) shared-memory pairs by
+// before(d_a, i_a, d_b, i_b); by default (d, i) as `closer` orders them.
+template <class Index, class Before>
+__device__ inline void block_bitonic_sort(float* d, Index* i, int n, Before before) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
       __syncthreads();
@@ -96,7 +100,7 @@ __device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
         const int b = a ^ stride;
         if (b <= a) continue;
         const bool ascending = (a & size) == 0;
-        const bool swap = ascending ? closer(d[b], i[b], d[a], i[a]) : closer(d[a], i[a], d[b], i[b]);
+        const bool swap = ascending ? before(d[b], i[b], d[a], i[a]) : before(d[a], i[a], d[b], i[b]);
         if (swap) {
           const float td = d[a];
           const Index ti = i[a];
@@ -109,6 +113,11 @@ __device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
     }
   }
   __syncthreads();
+}
+
+template <class Index>
+__device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
+  block_bitonic_sort(d, i, n, [](float da, Index ia, float db, Index ib) { return closer(da, ia, db, ib); });
 }
 
 // running (global, k pairs, ascending, empty slots last) := the k smallest of itself
