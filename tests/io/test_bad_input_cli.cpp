@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "tests/io/envi_test_support.hpp"
+#include "tests/support/cli_path.hpp"
 
 namespace hb::io {
 namespace {
@@ -18,7 +19,7 @@ struct CliRun {
 };
 
 CliRun run_cli(const test::TempDir& dir, const std::string& arguments) {
-  const std::string command = "cd '" + dir.file("") + "' && '" + std::string(HB_CLI) + "' " + arguments +
+  const std::string command = "cd '" + dir.file("") + "' && '" + hb::test::cli_path() + "' " + arguments +
                               " >'" + dir.file("stdout.txt") + "' 2>'" + dir.file("stderr.txt") + "'";
   const int status = std::system(command.c_str());
   CliRun run;

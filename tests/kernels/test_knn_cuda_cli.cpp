@@ -14,6 +14,7 @@
 #include "io/cube.hpp"
 #include "mpi/comm.hpp"
 #include "tests/kernels/knn_cuda_test_support.hpp"
+#include "tests/support/cli_path.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace hb::knn {
@@ -33,16 +34,8 @@ std::vector<std::byte> read_all(const std::string& path) {
   return bytes;
 }
 
-// The CLI as built, or (on the device, where the bundle puts every binary in one
-// folder) the hyperbatch beside this test binary.
-std::string cli() {
-  if (std::filesystem::exists(HB_CLI)) return HB_CLI;
-  const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "hyperbatch";
-  return std::filesystem::exists(beside) ? beside.string() : std::string();
-}
-
 int run_knn(const std::string& out, const std::string& backend, const std::string& extra) {
-  const std::string command = cli() + " --quiet knn " + kJasper + "/jasper_ridge.hdr --truth " + kJasper +
+  const std::string command = hb::test::cli_path() + " --quiet knn " + kJasper + "/jasper_ridge.hdr --truth " + kJasper +
                               "/jasper_ridge_labels_gt.hdr --train-per-class 60 --seed 7 -o " + out + " --backend " +
                               backend + " " + extra;
   return std::system(command.c_str());
@@ -51,7 +44,7 @@ int run_knn(const std::string& out, const std::string& backend, const std::strin
 TEST(CudaKnnCli, SameClassMapAsTheCpuOnJasperRidge) {
   HB_REQUIRE_GPU();
   if (!std::filesystem::exists(kJasper + "/jasper_ridge.hdr")) GTEST_SKIP() << "Jasper Ridge not in " << HB_SHARED_DATA;
-  if (cli().empty()) GTEST_SKIP() << "no hyperbatch binary at " << HB_CLI << " or beside the test";
+  if (hb::test::cli_path().empty()) GTEST_SKIP() << "no hyperbatch binary at " << HB_CLI << " or beside the test";
   hb::test::ScratchDir dir("hb_knn_cuda_cli");
   const std::vector<std::string> cases{"-k 1", "-k 5", "-k 15 --weights distance", "-k 5 --metric cosine",
                                        "-k 5 --train-chunk-rows 50"};
