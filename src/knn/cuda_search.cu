@@ -5,11 +5,9 @@
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
-//  fast: SGEMM slabs of fast_rows_ x slab_cols(k) (the rows are two waves of the fused
-//    kernel on this GPU) consumed by the fused finish + filter + flush kernel: the
-//    finished distances are never written. Slabs are 32 MiB (L2-sized) for small k and
-//    512 MiB (a whole 10^5-row chunk) from the pool flush's k on, because every slab
-//    ends with a flush whose cost grows with k (measured: kernels/knn/README.md).
+//  fast: SGEMM slabs of fast_rows(k) x slab_cols(k), 512 MiB, consumed by the fused
+//    finish + filter + select kernel (a warp per row for k <= 128, a block per row
+//    above): the finished distances are never written (kernels/knn/README.md).
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
 #include <cublas_v2.h>

@@ -56,8 +56,8 @@ struct SearchOptions {
   // at most 8 GiB; 50% for the cache). Tests set it small to force many blocks and
   // streamed chunks.
   std::int64_t device_scratch_bytes = 0;
-  // CUDA, --select fast: bytes of one inner-product slab; 0 = by k (32 MiB, L2-sized,
-  // for small k; 512 MiB from the pool flush's k on). Benchmarks sweep it.
+  // CUDA, --select fast: bytes of one inner-product slab; 0 = 512 MiB (at most a
+  // quarter of the work budget). Benchmarks sweep it.
   std::int64_t fast_slab_bytes = 0;
 };
 
