@@ -205,7 +205,8 @@ __device__ void compact(Buffer& buf, Radix& rx, int count, std::int64_t first_in
 
 // The pool, sorted into a list again (k <= kPoolMaxK): (distance, pool position) pairs
 // are sorted in the buffer, the training index read only to order equal distances, and
-// the list is rebuilt through `scratch`.
+// the list is rebuilt through `scratch`. Padding (positions k and up) sorts after the
+// pool's empty slots, which equal it in distance and index.
 __device__ void sort_pool(Buffer& buf, float* run_d, std::int64_t* run_i, float* scratch_d,
                           std::int64_t* scratch_i, int k) {
   int padded = 1;
@@ -216,7 +217,9 @@ __device__ void sort_pool(Buffer& buf, float* run_d, std::int64_t* run_i, float*
   }
   const auto index_at = [=](int position) { return position < k ? run_i[position] : detail::kNoIndex; };
   detail::block_bitonic_sort(buf.d, buf.i, padded, [=](float da, int pa, float db, int pb) {
-    return da < db || (da == db && index_at(pa) < index_at(pb));
+    if (da != db) return da < db;
+    const std::int64_t ia = index_at(pa), ib = index_at(pb);
+    return ia < ib || (ia == ib && pa < pb);
   });
   for (int a = static_cast<int>(threadIdx.x); a < k; a += kThreads) {
     scratch_d[a] = buf.d[a];
