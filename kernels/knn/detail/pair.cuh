@@ -89,10 +89,9 @@ __device__ inline void block_argmin(float& d, int& i, float* scratch_d, int* scr
   i = scratch_i[0];
 }
 
-// Ascending bitonic sort of n (a power of two) shared-memory pairs by
-// before(d_a, i_a, d_b, i_b); by default (d, i) as `closer` orders them.
-template <class Index, class Before>
-__device__ inline void block_bitonic_sort(float* d, Index* i, int n, Before before) {
+// Ascending bitonic sort of n (a power of two) shared-memory pairs by (d, i).
+template <class Index>
+__device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
   for (int size = 2; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
       __syncthreads();
@@ -100,7 +99,7 @@ __device__ inline void block_bitonic_sort(float* d, Index* i, int n, Before befo
         const int b = a ^ stride;
         if (b <= a) continue;
         const bool ascending = (a & size) == 0;
-        const bool swap = ascending ? before(d[b], i[b], d[a], i[a]) : before(d[a], i[a], d[b], i[b]);
+        const bool swap = ascending ? closer(d[b], i[b], d[a], i[a]) : closer(d[a], i[a], d[b], i[b]);
         if (swap) {
           const float td = d[a];
           const Index ti = i[a];
@@ -113,11 +112,6 @@ __device__ inline void block_bitonic_sort(float* d, Index* i, int n, Before befo
     }
   }
   __syncthreads();
-}
-
-template <class Index>
-__device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
-  block_bitonic_sort(d, i, n, [](float da, Index ia, float db, Index ib) { return closer(da, ia, db, ib); });
 }
 
 // running (global, k pairs, ascending, empty slots last) := the k smallest of itself
