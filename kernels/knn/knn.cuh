@@ -66,8 +66,10 @@ cudaError_t merge_lists(Lists running, Lists candidates, int count, int rows, Li
 
 // fast: distances finished on the fly from an inner-product slab [rows, cols] (ld) for
 // training columns col0 .. col0 + cols - 1 of the chunk, filtered against each list's
-// current k-th pair into a shared-memory candidate buffer that is sorted and merged into
-// `running` when full. The finished distances are never written. Any k.
+// current k-th pair. The finished distances are never written. Any k. Up to
+// fused_warp_max_k() a warp per row inserts survivors into a sorted list in its
+// registers; above, a block per row buffers them in shared memory and, when full,
+// sorts and merges them into `running`.
 // A chunk's slabs of the same rows run in column order, `place` saying which one this
 // is. For k in [fused_pool_min_k(), fused_pool_max_k()] a flush is a radix-select
 // compaction instead of a sort and merge: the running list is an unsorted pool of the k
