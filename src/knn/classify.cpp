@@ -9,8 +9,8 @@
 #include <fmt/core.h>
 
 #include "src/knn/batch_vote.hpp"
-#include "src/knn/lap_clock.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -52,7 +52,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                      const TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress) {
-  LapClock whole;
+  Stopwatch whole;
   if (options.k < 1) return Error{ErrorKind::usage, {}, "-k", "k must be at least 1"};
   if (options.k > prepared.count())
     return Error{ErrorKind::usage, {}, "-k",
@@ -78,7 +78,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
   const int k = options.k;
-  LapClock clock;
+  Stopwatch clock;
   StageTimes times;
 
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).

@@ -354,16 +354,16 @@ class CudaKnnSearch final : public KnnSearch {
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
-        const int slab_cols = this->slab_cols(k);
-        for (int c0 = 0; c0 < cols; c0 += slab_cols) {
-          const int slab = std::min(slab_cols, cols - c0);
+        const int cols_per_slab = slab_cols(k);
+        for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
+          const int slab = std::min(cols_per_slab, cols - c0);
           const bool first = c0 == 0, last = c0 + slab == cols;
           const auto place = first && last ? kk::SlabPlace::only
                              : first       ? kk::SlabPlace::first
                              : last        ? kk::SlabPlace::last
                                            : kk::SlabPlace::middle;
-          HB_TRY(inner_products(chunk, q0, sub, c0, slab, slab_cols, slot));
-          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, slab_cols, c0,
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot));
+          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
                                        first_index, running, scratch, place, stream_),
                       "fused selection kernel");
           HB_TRY(release_tile(slot));

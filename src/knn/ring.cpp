@@ -7,8 +7,8 @@
 
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
-#include "src/knn/lap_clock.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -99,7 +99,7 @@ ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, in
 Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,
                                                  const ClassifyOptions& options, const RowSink& sink,
                                                  const mpi::Comm& comm) {
-  LapClock whole;
+  Stopwatch whole;
   const auto& scene = *in.scene;
   const std::int64_t dims = in.selection->dims();
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
@@ -130,7 +130,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
-    LapClock clock;
+    Stopwatch clock;
     Status local;
     // Packed where the search wants them (pinned on a GPU) while the previous tile was
     // searched: uploaded once for every shard.
@@ -154,7 +154,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     double waited = 0;
     int steps_taken = 0;
     const auto chunk_at = [&](int step) -> Result<TrainingChunk> {
-      LapClock wait_clock;
+      Stopwatch wait_clock;
       if (step > 0) stream.finish(step - 1);
       waited += wait_clock.lap();
       stream.start(step);

@@ -9,7 +9,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <numeric>
 #include <utility>
@@ -17,12 +16,12 @@
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
-#include "src/knn/lap_clock.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
 #include "src/knn/scene_pass.hpp"
 #include "src/knn/training_file.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -108,7 +107,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
-  LapClock clock;
+  Stopwatch clock;
   double truth_seconds = 0, split_seconds = 0, gather_seconds = 0;
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;

@@ -5,23 +5,13 @@
 #include "io/tile_reader.hpp"
 #include "io/write_behind.hpp"
 #include "mpi/agree.hpp"
+#include "src/stopwatch.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 namespace hb::mnf {
 namespace {
-
-class Stopwatch {
- public:
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 void log_rate(const char* stage, double seconds, std::int64_t bytes) {
   spdlog::info("{}: {:.3f} s, {:.1f} MB/s", stage, seconds,

@@ -5,7 +5,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "io/tile_reader.hpp"
@@ -15,17 +14,10 @@
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
 #include "src/sam/unique_pixels.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::sam {
 namespace {
-
-class Stopwatch {
- public:
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 Status check_job(const SamJob& job) {
   const int sources = !job.library.empty() + !job.truth.empty() + !job.train_file.empty();
