@@ -6,7 +6,9 @@
 // occupancy; k <= 128 takes the warp path, 1000 and 4096 the pool flush, 10000 the
 // merge flush), training sets cut into chunks, lists
 // carried over from the CPU, tiny device budgets that force streamed chunks and many
-// query blocks, hundreds of rows tied at the k-th distance. Skips without a GPU.
+// query blocks, hundreds of rows tied at the k-th distance, pinned host lists that come
+// home slab by slab. Skips without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -179,6 +181,31 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
       EXPECT_EQ(count_differences(got, want, kManyQueries, "fast"), 0) << "k " << k << " budget " << budget;
     }
   }
+}
+
+// Pinned host lists come home slab by slab on a copy stream while later slabs are
+// searched: the same lists as pageable ones, for the warp path and the pool, over several
+// slabs of query rows and (with a 32 MiB budget) several query blocks.
+TEST(CudaKnnSearch, PinnedListsComeHomeSlabBySlab) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
+  const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 73);
+  const auto train = test::random_integers(kBigTrain, kBigDims, 5, 74);
+  for (const int k : {10, 300})
+    for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{32} << 20}) {
+      auto search = gpu_search(SelectMethod::fast, Metric::euclidean, budget);
+      ASSERT_TRUE(search);
+      TopK want(kManyQueries, k), got(kManyQueries, k);
+      search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, want);
+      const auto d = got.all_distances();
+      const auto i = got.all_indices();
+      ASSERT_EQ(cudaHostRegister(d.data(), d.size_bytes(), cudaHostRegisterDefault), cudaSuccess);
+      ASSERT_EQ(cudaHostRegister(i.data(), i.size_bytes(), cudaHostRegisterDefault), cudaSuccess);
+      search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
+      cudaHostUnregister(d.data());
+      cudaHostUnregister(i.data());
+      EXPECT_EQ(count_differences(got, want, kManyQueries, "pinned"), 0) << "k " << k << " budget " << budget;
+    }
 }
 
 // Hundreds of training rows at exactly the k-th distance: the lower indices win, across
