@@ -66,9 +66,9 @@ int process_gpu() {
   return gpus > 0 ? local_rank % gpus : 0;
 }
 
-std::thread warm_up_device() {
+std::jthread warm_up_device() {
 #ifdef HB_HAVE_CUDA
-  return std::thread([] { warm_up_cuda_context(process_gpu()); });
+  return std::jthread([] { warm_up_cuda_context(process_gpu()); });
 #else
   return {};
 #endif

@@ -15,9 +15,8 @@
 #include "src/cli/log.hpp"
 
 int main(int argc, char** argv) {
-  std::thread device_warm_up = hb::warm_up_device();
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
-  if (device_warm_up.joinable()) device_warm_up.join();
+  const std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
   const auto world = hb::mpi::Comm::world();
 
   CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};
