@@ -7,9 +7,9 @@
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
 //   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
-//             [--select fast,bitonic,kmin,auto]
-// (--slab-mb: one fast row per inner-product slab size; default the search's own;
-//  --select: the methods to run, default all of them)
+//             [--slab-rows 1056,4224] [--select fast,bitonic,kmin,auto]
+// (--slab-mb, --slab-rows: one fast row per inner-product slab size and row count;
+//  default the search's own; --select: the methods to run, default all of them)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -21,6 +21,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -123,7 +124,8 @@ int main(int argc, char** argv) {
   std::int64_t max_queries = 1000000;
   double budget = 0.6;
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
-  std::vector<int> slab_mb{0};  // fast: inner-product slab sizes to sweep (0 = the default)
+  std::vector<int> slab_mb{0};    // fast: inner-product slab sizes to sweep (0 = the default)
+  std::vector<int> slab_rows{0};  // fast: slab rows to sweep (0 = the default)
   std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin,
                                     SelectMethod::automatic};
   for (int a = 1; a + 1 < argc; a += 2) {
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--dims")) dims_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--k")) k_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--slab-mb")) slab_mb = parse_list(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--slab-rows")) slab_rows = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--select")) methods = parse_methods(argv[a + 1]);
   }
   if (hb::cuda_device_count() == 0) {
@@ -162,15 +165,17 @@ int main(int argc, char** argv) {
                 static_cast<long long>(kTrain), dims, shape_gflops);
     for (const int k : k_list) {
       const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
-      std::vector<std::pair<SelectMethod, int>> runs;
+      std::vector<std::tuple<SelectMethod, int, int>> runs;
       for (const auto method : methods) {
-        if (method != SelectMethod::fast) runs.emplace_back(method, 0);
+        if (method != SelectMethod::fast) runs.emplace_back(method, 0, 0);
         else
-          for (const int mb : slab_mb) runs.emplace_back(method, mb);
+          for (const int mb : slab_mb)
+            for (const int rows : slab_rows) runs.emplace_back(method, mb, rows);
       }
-      for (const auto& [method, mb] : runs) {
+      for (const auto& [method, mb, rows] : runs) {
         SearchOptions options{Metric::euclidean, method, std::int64_t{64} << 20};
         options.fast_slab_bytes = std::int64_t{mb} << 20;
+        options.fast_slab_rows = rows;
         auto made = make_knn_search(hb::BackendKind::cuda, options);
         if (!made.ok()) {
           std::fprintf(stderr, "%s\n", made.error().line().c_str());
@@ -199,7 +204,8 @@ int main(int argc, char** argv) {
         const double flop = 2.0 * static_cast<double>(q) * kTrain * dims;
         const double gflops = flop / s / 1e9;
         const double floor_s = flop / (shape_gflops * 1e9);
-        const std::string slab = mb > 0 ? "slab " + std::to_string(mb) + " MiB; " : "";
+        const std::string slab = (mb > 0 ? "slab " + std::to_string(mb) + " MiB; " : "") +
+                                 (rows > 0 ? "slab rows " + std::to_string(rows) + "; " : "");
         std::printf("%5d %5d %8s %8lld %9.3f %12.4g %10.0f %7.1f%% %8.2f %s%s\n", dims, k,
                     std::string(select_method_name(method)).c_str(), static_cast<long long>(q), s, q / s, gflops,
                     100.0 * gflops / peak, s / floor_s, slab.c_str(),

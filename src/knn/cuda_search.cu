@@ -5,7 +5,7 @@
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
-//  fast: SGEMM slabs of fast_rows(k) x slab_cols(k), 512 MiB, consumed by the fused
+//  fast: SGEMM slabs of fast_rows(k) x slab_cols(k) (512 MiB or 2 GiB), consumed by the fused
 //    finish + filter + select kernel (a warp per row for k <= 128, a block per row
 //    above): the finished distances are never written (kernels/knn/README.md).
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
@@ -33,12 +33,16 @@ namespace {
 
 namespace kk = hb::kernels::knn;
 
-// fast: inner-product slabs of 512 MiB (at most a quarter of the work budget): a
-// 10^5-row chunk in one slab for the block path, 16384 x 8192 for the warp path. The
-// SGEMM of such slabs runs within 6 % of its rate on a whole chunk (H200, d = 224);
-// the 32 MiB (L2-sized) slabs of 1320 rows used before ran 30 % below it.
-constexpr std::int64_t kSlabBytes = std::int64_t{512} << 20;
+// fast: inner-product slabs (at most a quarter of the work budget). Warp path: 16384 x
+// 8192, 512 MiB, whose SGEMM runs within 6 % of its rate on a whole chunk (H200,
+// d = 224; the 32 MiB, L2-sized slabs of 1320 rows used before ran 30 % below it).
+// Block path: eight waves of its kernel (4224 rows on an H200) by up to 2 GiB, a whole
+// 10^5-row chunk: against two waves by 512 MiB, k = 200 to 4096 ran 10-21 % faster at
+// d = 224 (fewer, larger SGEMMs; a shorter tail of straggling rows per launch).
+constexpr std::int64_t kWarpSlabBytes = std::int64_t{512} << 20;
+constexpr std::int64_t kBlockSlabBytes = std::int64_t{2} << 30;
 constexpr int kWarpPathRows = 16384;
+constexpr int kBlockPathWaves = 8;
 // Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
 // rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
 // 2x slower method was then chosen for a whole 40 GB scene), and a whole slab of the
@@ -88,7 +92,7 @@ class CudaKnnSearch final : public KnnSearch {
     std::size_t free_bytes = 0, total_bytes = 0;
     HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const auto free = static_cast<std::int64_t>(free_bytes);
-    block_path_rows_ = std::clamp(2 * kk::fused_rows_per_wave(), 256, 4096);
+    block_path_rows_ = std::clamp(kBlockPathWaves * kk::fused_rows_per_wave(), 256, kWarpPathRows);
     cache_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes : free / 2;
     work_budget_ = options_.device_scratch_bytes > 0 ? options_.device_scratch_bytes
                                                      : std::min<std::int64_t>(free * 3 / 10, std::int64_t{8} << 30);
@@ -185,18 +189,27 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
  private:
-  // Rows of a fast slab: kWarpPathRows for the warp path, fewer when a quarter of the
-  // work budget cannot hold 1024 columns of them; two waves of the block path's kernel.
+  // Rows of a fast slab (or the options' fast_slab_rows): kWarpPathRows for the warp
+  // path, kBlockPathWaves waves of the block path's kernel; fewer when a quarter of the
+  // work budget cannot hold 1024 columns of them.
   int fast_rows(int k) const {
-    if (k > kk::fused_warp_max_k()) return block_path_rows_;
-    return static_cast<int>(std::clamp<std::int64_t>(work_budget_ / 4 / 4 / 1024, 256, kWarpPathRows));
+    if (options_.fast_slab_rows > 0) return options_.fast_slab_rows;
+    const int most = k > kk::fused_warp_max_k() ? block_path_rows_ : kWarpPathRows;
+    return static_cast<int>(std::clamp<std::int64_t>(work_budget_ / 4 / 4 / 1024, 256, most));
   }
 
   // Columns of a fast slab for this k (at most a quarter of the work budget).
   int slab_cols(int k) const {
     const std::int64_t bytes =
-        options_.fast_slab_bytes > 0 ? options_.fast_slab_bytes : std::min(kSlabBytes, work_budget_ / 4);
+        options_.fast_slab_bytes > 0
+            ? options_.fast_slab_bytes
+            : std::min(k > kk::fused_warp_max_k() ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
     return static_cast<int>(std::clamp<std::int64_t>(bytes / 4 / fast_rows(k) / 1024 * 1024, 1024, 1 << 20));
+  }
+
+  // The fast tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
+  std::int64_t fast_tile(int k, std::int64_t cols) const {
+    return std::int64_t{fast_rows(k)} * std::min<std::int64_t>(slab_cols(k), cols);
   }
 
   kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
@@ -208,8 +221,8 @@ class CudaKnnSearch final : public KnnSearch {
   int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
     const bool full_rows = method != SelectMethod::fast;
     const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
-    const std::int64_t tile = full_rows ? 0 : std::int64_t{fast_rows(k)} * slab_cols(k) * 4;
-    const std::int64_t budget = std::max(work_budget_ - tile, per_query);
+    const std::int64_t tiles = full_rows ? 0 : 2 * fast_tile(k, cols) * 4;
+    const std::int64_t budget = std::max(work_budget_ - tiles, per_query);
     return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
   }
 
@@ -218,7 +231,7 @@ class CudaKnnSearch final : public KnnSearch {
     const bool full_rows = method != SelectMethod::fast;
     // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
-                                       : static_cast<std::size_t>(fast_rows(k)) * static_cast<std::size_t>(slab_cols(k));
+                                       : static_cast<std::size_t>(fast_tile(k, cols));
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -408,7 +421,7 @@ class CudaKnnSearch final : public KnnSearch {
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
-        const int cols_per_slab = slab_cols(k);
+        const int cols_per_slab = std::min(slab_cols(k), cols);
         for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
           const int slab = std::min(cols_per_slab, cols - c0);
           const bool first = c0 == 0, last = c0 + slab == cols;

@@ -161,9 +161,9 @@ TEST(CudaKnnSearch, LargeChunksAndLargeKEqualTheCpu) {
   }
 }
 
-// Many queries over many training rows: the fast path's query sub-blocks (two waves of
-// the block kernel; with a 32 MiB device budget, 2048 rows of the warp path) and slabs
-// both repeat, with ragged last ones.
+// Many queries over many training rows: the fast path's query sub-blocks (eight waves of
+// the block kernel, 4224 rows on an H200; with a 32 MiB device budget, 2048 rows on
+// either path) and slabs both repeat, with ragged last ones.
 TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
