@@ -295,13 +295,27 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
       bound_i = run_i[k - 1];
     }
   };
+  const int t = static_cast<int>(threadIdx.x);
   const float* train_norms = in.train_norms + col0;
-  const float qn = in.query_norms[r];
+  const float* my_row = row + t;  // this thread's columns, kThreads apart
+  const float* my_norms = train_norms + t;
+  const std::int64_t first_column = first_index + col0;
+  const detail::RowFinisher finish(in, r, in.query_norms[r]);
   // The slab is read once: streaming loads (__ldcs) keep it from evicting the norms.
+  // Rounds inside the slab skip the column checks (the scan's loads were a quarter of
+  // the kernel's instructions with them).
   const auto load = [&](int base, float (&ip)[kPerThread], float (&tn)[kPerThread]) {
+    if (base + kRound <= cols) {
+#pragma unroll
+      for (int u = 0; u < kPerThread; ++u) {
+        ip[u] = __ldcs(my_row + base + u * kThreads);
+        tn[u] = __ldg(my_norms + base + u * kThreads);
+      }
+      return;
+    }
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
-      const int c = base + u * kThreads + static_cast<int>(threadIdx.x);
+      const int c = base + u * kThreads + t;
       ip[u] = c < cols ? __ldcs(row + c) : 0.0f;
       tn[u] = c < cols ? __ldg(train_norms + c) : 0.0f;
     }
@@ -318,14 +332,13 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(DistanceInputs in, cons
     if (held > kCapacity - kRound || held >= flush_at) flush_buffer(held);
 #pragma unroll
     for (int u = 0; u < kPerThread; ++u) {
-      const int c = base + u * kThreads + static_cast<int>(threadIdx.x);
+      const int c = base + u * kThreads + t;
       if (c >= cols) continue;
-      const int local = col0 + c;
-      const float d = detail::finish_distance(in, r, local, ip[u], qn, tn[u]);
-      if (detail::closer(d, first_index + local, bound_d, bound_i)) {
+      const float d = finish(col0 + c, ip[u], tn[u]);
+      if (d <= bound_d && detail::closer(d, first_column + c, bound_d, bound_i)) {
         const int slot = atomicAdd(&buf.count, 1);
         buf.d[slot] = d;
-        buf.i[slot] = local;
+        buf.i[slot] = col0 + c;
       }
     }
 #pragma unroll
