@@ -183,7 +183,7 @@ class CudaKnnSearch final : public KnnSearch {
         continue;
       }
       lists_fill_ = -1;
-      HB_TRY(send ? wait_for_lists() : download_lists(running, q0, rows));
+      HB_TRY(download_lists(running, q0, rows, send));
     }
     return {};
   }
@@ -299,31 +299,26 @@ class CudaKnnSearch final : public KnnSearch {
     return {};
   }
 
-  // Rows [q0, q0 + rows) of the block, whose lists are final, go to running's rows
-  // [first + q0, ...) on the copy stream, behind the main stream's work so far.
-  Status send_rows_home(TopK& running, std::int64_t first, int q0, int rows) {
+  // Device list rows [device_row, device_row + rows) to running's rows from host_row.
+  Status copy_rows_home(TopK& running, std::int64_t host_row, int device_row, int rows, cudaStream_t stream) {
     const int k = running.k();
-    const auto offset = static_cast<std::int64_t>(q0) * k;
+    const auto offset = static_cast<std::int64_t>(device_row) * k;
     const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
-    HB_CUDA_TRY(cudaEventRecord(rows_done_, stream_), "cudaEventRecord");
-    HB_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, rows_done_, 0), "cudaStreamWaitEvent");
-    HB_CUDA_TRY(cudaMemcpyAsync(running.distances(first + q0), run_d_.as<float>() + offset, slots * 4,
-                                cudaMemcpyDeviceToHost, copy_stream_),
+    HB_CUDA_TRY(cudaMemcpyAsync(running.distances(host_row), run_d_.as<float>() + offset, slots * 4,
+                                cudaMemcpyDeviceToHost, stream),
                 "copy lists back");
-    HB_CUDA_TRY(cudaMemcpyAsync(running.indices(first + q0), run_i_.as<std::int64_t>() + offset, slots * 8,
-                                cudaMemcpyDeviceToHost, copy_stream_),
+    HB_CUDA_TRY(cudaMemcpyAsync(running.indices(host_row), run_i_.as<std::int64_t>() + offset, slots * 8,
+                                cudaMemcpyDeviceToHost, stream),
                 "copy lists back");
     return {};
   }
 
-  // The end of a block whose lists were sent home row by row.
-  Status wait_for_lists() {
-    HB_TRY(mark_span(2));
-    HB_CUDA_TRY(cudaEventRecord(home_done_, copy_stream_), "cudaEventRecord");
-    HB_CUDA_TRY(cudaStreamWaitEvent(stream_, home_done_, 0), "cudaStreamWaitEvent");
-    HB_TRY(mark_span(3));
-    HB_CUDA_TRY(cudaStreamSynchronize(stream_), "search");
-    return close_span();
+  // Rows [q0, q0 + rows) of the block, whose lists are final, go to running's rows
+  // [first + q0, ...) on the copy stream, behind the main stream's work so far.
+  Status send_rows_home(TopK& running, std::int64_t first, int q0, int rows) {
+    HB_CUDA_TRY(cudaEventRecord(rows_done_, stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaStreamWaitEvent(copy_stream_, rows_done_, 0), "cudaStreamWaitEvent");
+    return copy_rows_home(running, first + q0, q0, rows, copy_stream_);
   }
 
   static bool pinned(const void* host) {
@@ -335,14 +330,16 @@ class CudaKnnSearch final : public KnnSearch {
     return attributes.type == cudaMemoryTypeHost;
   }
 
-  Status download_lists(TopK& running, std::int64_t q0, int rows) {
-    const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(running.k());
+  // The end of a block: its lists copied to running's rows from q0, or, when they were
+  // sent home slab by slab (`sent`), the copy stream waited for.
+  Status download_lists(TopK& running, std::int64_t q0, int rows, bool sent = false) {
     HB_TRY(mark_span(2));
-    HB_CUDA_TRY(cudaMemcpyAsync(running.distances(q0), run_d_.as<float>(), slots * 4, cudaMemcpyDeviceToHost, stream_),
-                "copy lists back");
-    HB_CUDA_TRY(cudaMemcpyAsync(running.indices(q0), run_i_.as<std::int64_t>(), slots * 8, cudaMemcpyDeviceToHost,
-                                stream_),
-                "copy lists back");
+    if (sent) {
+      HB_CUDA_TRY(cudaEventRecord(home_done_, copy_stream_), "cudaEventRecord");
+      HB_CUDA_TRY(cudaStreamWaitEvent(stream_, home_done_, 0), "cudaStreamWaitEvent");
+    } else {
+      HB_TRY(copy_rows_home(running, q0, 0, rows, stream_));
+    }
     HB_TRY(mark_span(3));
     HB_CUDA_TRY(cudaStreamSynchronize(stream_), "search");
     return close_span();

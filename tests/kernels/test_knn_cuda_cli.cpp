@@ -35,9 +35,9 @@ std::vector<std::byte> read_all(const std::string& path) {
 }
 
 int run_knn(const std::string& out, const std::string& backend, const std::string& extra) {
-  const std::string command = hb::test::cli_path() + " --quiet knn " + kJasper + "/jasper_ridge.hdr --truth " + kJasper +
-                              "/jasper_ridge_labels_gt.hdr --train-per-class 60 --seed 7 -o " + out + " --backend " +
-                              backend + " " + extra;
+  const std::string command = hb::test::cli_path() + " --quiet knn " + kJasper + "/jasper_ridge.hdr --truth " +
+                              kJasper + "/jasper_ridge_labels_gt.hdr --train-per-class 60 --seed 7 -o " + out +
+                              " --backend " + backend + " " + extra;
   return std::system(command.c_str());
 }
 
