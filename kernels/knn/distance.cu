@@ -20,6 +20,22 @@ __global__ void row_norms_kernel(Metric metric, const float* rows, int count, in
   norms[r] = static_cast<float>(metric == Metric::euclidean ? sum : sqrt(sum));
 }
 
+// One block. Norms are >= 0 (or NaN), so their bits order like their values.
+__global__ void largest_norm_kernel(const float* norms, int count, float* largest) {
+  __shared__ unsigned warp_max[32];
+  unsigned bits = 0;
+  for (int r = static_cast<int>(threadIdx.x); r < count; r += static_cast<int>(blockDim.x))
+    bits = max(bits, __float_as_uint(norms[r]) & 0x7fffffffu);  // -0 as 0
+  bits = __reduce_max_sync(0xffffffffu, bits);
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = bits;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    bits = threadIdx.x < blockDim.x / 32 ? warp_max[threadIdx.x] : 0u;
+    bits = __reduce_max_sync(0xffffffffu, bits);
+    if (threadIdx.x == 0) *largest = __uint_as_float(bits);
+  }
+}
+
 // Rows over grid y, columns over grid x (no 64-bit division per element).
 __global__ void finish_kernel(DistanceInputs in, float* tile, int rows, int cols, int ld, int col0) {
   for (int r = static_cast<int>(blockIdx.y); r < rows; r += static_cast<int>(gridDim.y)) {
@@ -36,6 +52,11 @@ cudaError_t row_norms(Metric metric, const float* rows, int count, int dims, flo
   if (count <= 0) return cudaSuccess;
   constexpr int kThreads = 128;
   row_norms_kernel<<<(count + kThreads - 1) / kThreads, kThreads, 0, stream>>>(metric, rows, count, dims, norms);
+  return cudaGetLastError();
+}
+
+cudaError_t largest_norm(const float* norms, int count, float* largest, cudaStream_t stream) {
+  largest_norm_kernel<<<1, 1024, 0, stream>>>(norms, std::max(count, 0), largest);
   return cudaGetLastError();
 }
 

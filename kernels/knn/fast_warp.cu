@@ -111,7 +111,8 @@ __global__ void __launch_bounds__(kWarpThreads) fused_warp_kernel(DistanceInputs
   list_at(list, k - 1, bound_d, bound_i);
   const float* row = slab + static_cast<std::int64_t>(r) * ld;
   const float* train_norms = in.train_norms + col0;
-  const float qn = in.query_norms[r];
+  detail::RowFinisher finish(in, r, in.query_norms[r]);
+  finish.bound_by(bound_d);
   constexpr int kStride = 32 * U;
   Batch<U> now;
   now.load(row, train_norms, 0, cols, lane);
@@ -121,10 +122,12 @@ __global__ void __launch_bounds__(kWarpThreads) fused_warp_kernel(DistanceInputs
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int c = base + u * 32 + lane;
+      const bool screened_in = c < cols && finish.may_keep(now.ip[u], now.tn[u]);
+      if (!__any_sync(kFull, screened_in)) continue;
       float d = __int_as_float(0x7f800000);
       std::int64_t g = detail::kNoIndex;
-      if (c < cols) {
-        d = detail::finish_distance(in, r, col0 + c, now.ip[u], qn, now.tn[u]);
+      if (screened_in) {
+        d = finish(col0 + c, now.ip[u], now.tn[u]);
         g = first_index + col0 + c;
       }
       unsigned wanted = __ballot_sync(kFull, detail::closer(d, g, bound_d, bound_i));
@@ -135,6 +138,7 @@ __global__ void __launch_bounds__(kWarpThreads) fused_warp_kernel(DistanceInputs
         wanted &= wanted - 1;
         wanted &= __ballot_sync(kFull, detail::closer(d, g, bound_d, bound_i));
       }
+      finish.bound_by(bound_d);
     }
     now = next;
   }

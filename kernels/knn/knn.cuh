@@ -28,6 +28,9 @@ struct DistanceInputs {
   const float* train = nullptr;        // [chunk rows, dims]
   const float* train_norms = nullptr;  // [chunk rows]
   int dims = 0;
+  // [1]: the largest of train_norms (largest_norm), or null. The fast path's scans then
+  // test each pair first with one FMA against a bound that covers this norm's rounding.
+  const float* train_norm_max = nullptr;
 };
 
 struct Lists {
@@ -39,6 +42,9 @@ struct Lists {
 // norms[r] = sum(x^2) (euclidean) or sqrt(sum(x^2)) (cosine), summed in FP64 in band
 // order and rounded once: the CPU's row_norms bit for bit.
 cudaError_t row_norms(Metric metric, const float* rows, int count, int dims, float* norms, cudaStream_t stream);
+
+// *largest = the largest of norms[0 .. count) (NaN if one is NaN; 0 if count is 0).
+cudaError_t largest_norm(const float* norms, int count, float* largest, cudaStream_t stream);
 
 // In place on an inner-product tile: tile[r * ld + c] = q_r . t_(col0 + c) becomes the
 // ranking distance (src/knn/distance.hpp: expansion, FP64 recompute near zero, cosine

@@ -53,6 +53,7 @@ constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (cross
 struct DeviceChunk {
   cuda::DeviceBuffer features;
   cuda::DeviceBuffer norms;
+  cuda::DeviceBuffer largest_norm;  // one float: the scans' screen (kernels/knn/knn.cuh)
   std::int64_t count = 0;
   std::int64_t dims = 0;
   std::int64_t bytes() const { return count * dims * 4 + count * 4; }
@@ -266,6 +267,10 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(kk::row_norms(metric(), slot->features.as<float>(), static_cast<int>(chunk.count),
                               static_cast<int>(chunk.dims), slot->norms.as<float>(), stream_),
                 "row norms kernel");
+    HB_CUDA_TRY(slot->largest_norm.reserve(4), "cudaMalloc (training)");
+    HB_CUDA_TRY(kk::largest_norm(slot->norms.as<float>(), static_cast<int>(chunk.count),
+                                 slot->largest_norm.as<float>(), stream_),
+                "largest norm kernel");
     HB_CUDA_TRY(cudaStreamSynchronize(stream_), "training upload");
     return static_cast<const DeviceChunk*>(slot);
   }
@@ -401,7 +406,7 @@ class CudaKnnSearch final : public KnnSearch {
   kk::DistanceInputs inputs(const DeviceChunk& chunk, int q0) const {
     return {metric(),
             queries_.as<float>() + static_cast<std::int64_t>(q0) * dims_, query_norms_.as<float>() + q0,
-            chunk.features.as<float>(), chunk.norms.as<float>(), dims_};
+            chunk.features.as<float>(), chunk.norms.as<float>(), dims_, chunk.largest_norm.as<float>()};
   }
 
   // One query block (queries and running lists already on the device) against a chunk.

@@ -7,14 +7,18 @@
 // merge flush), training sets cut into chunks, lists
 // carried over from the CPU, tiny device budgets that force streamed chunks and many
 // query blocks, hundreds of rows tied at the k-th distance, pinned host lists that come
-// home slab by slab. Skips without a GPU.
+// home slab by slab, data far from the origin (the scans' screen against rounding).
+// Skips without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
+#include "kernels/knn/knn.cuh"
 #include "tests/kernels/knn_cuda_test_support.hpp"
 #include "tests/src/knn_search_scenarios.hpp"
 #include "tests/src/knn_test_support.hpp"
@@ -232,6 +236,84 @@ TEST(CudaKnnSearch, FastKeepsTheLowerIndicesOfATiedKthDistance) {
         EXPECT_EQ(count_differences(got, want, kTiedQueries, "fast"), 0)
             << "k " << k << " chunk " << chunk_rows << " reverse " << reverse;
       }
+  }
+}
+
+// The screen's bound on training norms: the largest of any count, NaN when one is NaN.
+TEST(CudaKnnSearch, LargestNormIsTheMaximumOrNaN) {
+  HB_REQUIRE_GPU();
+  std::vector<float> norms(100003);
+  for (std::size_t r = 0; r < norms.size(); ++r) norms[r] = static_cast<float>(r % 977) * 0.25f;
+  norms[54321] = 3.0e30f;
+  float* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, (norms.size() + 1) * sizeof(float)), cudaSuccess);
+  const auto largest = [&](int count) {
+    float got = -1.0f;
+    EXPECT_EQ(cudaMemcpy(device, norms.data(), norms.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(kernels::knn::largest_norm(device, count, device + norms.size(), nullptr), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(&got, device + norms.size(), sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return got;
+  };
+  EXPECT_EQ(largest(static_cast<int>(norms.size())), 3.0e30f);
+  EXPECT_EQ(largest(1000), 976 * 0.25f);
+  EXPECT_EQ(largest(0), 0.0f);
+  norms[99999] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(largest(static_cast<int>(norms.size()))));
+  cudaFree(device);
+}
+
+// Integers far from the origin (1000 + 0..7 in 16 bands): the expansion cancels (norms
+// near 1.6e7, distances below 800), so sums of norms are rounded and the closest pairs
+// recomputed in FP64. The fast path's scans screen pairs with one FMA before finishing
+// them (detail::RowFinisher); the screen must pass every pair the exact test keeps:
+// every method equals the CPU bit for bit, on the warp path and both flushes, with lists
+// that arrive full at a second chunk.
+TEST(CudaKnnSearch, FarFromTheOriginEveryMethodEqualsTheCpu) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kFarQueries = 500, kFarTrain = 12007, kFarDims = 16;
+  auto queries = test::random_integers(kFarQueries, kFarDims, 7, 91);
+  auto train = test::random_integers(kFarTrain, kFarDims, 7, 92);
+  for (auto* values : {&queries, &train})
+    for (float& x : *values) x += 1000.0f;
+  for (const int k : {10, 100, 300, 1000, 4096, 5000}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+    TopK want(kFarQueries, k);
+    ASSERT_TRUE(cpu->search(queries.data(), kFarQueries, {train.data(), kFarTrain, kFarDims, 0}, want).ok());
+    for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
+      for (const std::int64_t chunk_rows : {kFarTrain, std::int64_t{6000}}) {
+        auto search = gpu_search(method);
+        ASSERT_TRUE(search);
+        TopK got(kFarQueries, k);
+        search_chunks(*search, queries, kFarQueries, train, kFarDims, chunk_rows, got);
+        EXPECT_EQ(count_differences(got, want, kFarQueries, select_method_name(method).data()), 0)
+            << "k " << k << " chunk " << chunk_rows;
+      }
+  }
+}
+
+// An empty list is first filled under a bound estimated from 2048 evenly spaced
+// columns (kernels/knn/fast.cu). Here every tenth training row, and only those, lies
+// near the queries, and 20480 rows put every sampled column among them: fewer than k
+// rows lie within the estimate, and the search must start the row again from +inf.
+TEST(CudaKnnSearch, AMisleadingSampleFallsBackToTheExactList) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kRows = 20480, kSampleDims = 8, kSampleQueries = 200;
+  auto train = test::random_integers(kRows, kSampleDims, 3, 93);
+  for (std::int64_t t = 0; t < kRows; ++t)
+    if (t % 10 != 0)
+      for (std::int64_t b = 0; b < kSampleDims; ++b) train[static_cast<std::size_t>(t * kSampleDims + b)] += 20.0f;
+  const auto queries = test::random_integers(kSampleQueries, kSampleDims, 3, 94);
+  for (const int k : {300, 1000, 4096}) {
+    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+    TopK want(kSampleQueries, k);
+    ASSERT_TRUE(cpu->search(queries.data(), kSampleQueries, {train.data(), kRows, kSampleDims, 0}, want).ok());
+    for (const std::int64_t chunk_rows : {kRows, std::int64_t{6000}}) {
+      auto search = gpu_search(SelectMethod::fast);
+      ASSERT_TRUE(search);
+      TopK got(kSampleQueries, k);
+      search_chunks(*search, queries, kSampleQueries, train, kSampleDims, chunk_rows, got);
+      EXPECT_EQ(count_differences(got, want, kSampleQueries, "fast"), 0) << "k " << k << " chunk " << chunk_rows;
+    }
   }
 }
 

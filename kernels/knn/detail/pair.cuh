@@ -60,10 +60,19 @@ __device__ inline float finish_distance(const DistanceInputs& in, int q, int t, 
 
 // finish_distance for one query row with its constants taken out of a scan's loop: the
 // same bits, fewer instructions a distance (the block path's scan is most of its time).
+// It also screens pairs before finishing them, with one FMA: x = tn - 2 ip against a
+// limit set from the list's farthest distance B (bound_by). The screen only lets
+// through more than the exact test keeps. Why, with u = 2^-24 and S = qn + the largest
+// tn: finish returns E = fl(fl(qn + tn) - 2 ip) unless E <= fl(refine fl(qn + tn)), so
+// a pair it could keep has E <= M = max(B, refine S (1 + 2^-20)); then
+// tn - 2 ip <= M - qn + 2u M + u S, and x is within u |tn - 2 ip| <= 3u S of that
+// (|ip| <= |q||t| but for the GEMM's rounding). The limit M - qn + 16u (M + S) is
+// rounded up. Cosine, unknown or overflowing norms: no screen.
 class RowFinisher {
  public:
   __device__ RowFinisher(const DistanceInputs& in, int q, float qn) : in_(in), q_(q), qn_(qn) {
     refine_ = refine_below(in.dims);
+    limit_ = __int_as_float(0x7f800000);  // +inf
   }
 
   // The distance to chunk row t with inner product ip and norm tn.
@@ -72,11 +81,25 @@ class RowFinisher {
                                            : cosine_distance(ip, qn_, tn);
   }
 
+  // From now on, may_keep passes every pair that finishes at or below `bound`.
+  __device__ void bound_by(float bound) {
+    if (in_.metric != Metric::euclidean || in_.train_norm_max == nullptr) return;  // the limit stays +inf
+    const double s = static_cast<double>(qn_) + static_cast<double>(*in_.train_norm_max);
+    if (!(s <= kScreenMaxNorms)) return;  // NaN too
+    const double m = fmax(static_cast<double>(bound), refine_ * s * (1.0 + 0x1p-20));
+    limit_ = __double2float_ru(m - static_cast<double>(qn_) + 0x1p-20 * (m + s));
+  }
+
+  // False only for pairs that finish farther than the bound (a NaN x passes).
+  __device__ __forceinline__ bool may_keep(float ip, float tn) const { return !(__fmaf_rn(-2.0f, ip, tn) > limit_); }
+
  private:
+  static constexpr double kScreenMaxNorms = 1e37;  // FP32 sums of norms stay finite
   const DistanceInputs& in_;
   int q_;
   float qn_;
   float refine_ = 0.0f;
+  float limit_;
 };
 
 __device__ inline float finish_distance(const DistanceInputs& in, int q, int t, float ip) {
