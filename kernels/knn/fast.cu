@@ -1,11 +1,13 @@
 // fast, block path (k > fused_warp_max_k(); smaller k take the warp path of
 // fast_warp.cu): selection fused with distance finishing, so finished distances are
 // never written. One block per query row of an inner-product slab. Each round, every
-// thread finishes kPerThread distances and keeps those closer than the list's current
-// k-th pair (the threshold) in a shared-memory candidate buffer; when it holds
-// max(k, one round) candidates or the next round could overflow it, the buffer is
-// flushed into the running list, which tightens the threshold. Any k works because the
-// running list lives in global memory.
+// thread screens kPerThread pairs with one FMA (detail::RowFinisher::may_keep),
+// finishes those that pass and keeps those closer than the list's current k-th pair
+// (the threshold) in a shared-memory candidate buffer; when it holds max(k, one round)
+// candidates or the next round could overflow it, the buffer is flushed into the
+// running list, which tightens the threshold. An empty pool starts from a threshold
+// estimated on a sample of the row (sampled_bound). Any k works because the running
+// list lives in global memory.
 // Two flushes (kernels/knn/README.md has the measurements):
 //  * pool (k up to kPoolMaxK): a radix select finds the k-th closest pair of list and
 //    buffer, and the buffer's survivors take the evicted slots, so the list is an

@@ -1,8 +1,9 @@
 // fast, warp path (k <= fused_warp_max_k() = 128): one warp per query row of an
 // inner-product slab keeps the row's 32 * S closest pairs sorted across its lanes'
-// registers (position p = 32 s + lane in register s). Lanes finish the distances of
-// coalesced batches of the row, the next batch's loads in flight meanwhile; a ballot
-// finds those closer than the list's k-th pair and each is inserted by a warp-wide
+// registers (position p = 32 s + lane in register s). Lanes screen coalesced batches
+// of the row with one FMA a pair (detail::RowFinisher::may_keep), the next batch's loads
+// in flight meanwhile, and finish only where a lane's pair passed; a ballot finds those
+// closer than the list's k-th pair and each is inserted by a warp-wide
 // shift, after which the others are tested again. No shared memory, no barriers: the
 // block path (fast.cu) pays two barriers per round of 1024 columns and a sort-and-merge
 // flush per slab, which at small k were most of its time (ncu, d = 224, k = 10: 18
