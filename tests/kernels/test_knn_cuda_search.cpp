@@ -71,6 +71,15 @@ const Exact& exact() {
   return data;
 }
 
+// What every GPU method must return bit for bit: the CPU search of all `rows` at once.
+TopK cpu_lists(const std::vector<float>& queries, std::int64_t nq, const std::vector<float>& train, std::int64_t rows,
+               std::int64_t dims, int k) {
+  auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
+  TopK want(nq, k);
+  EXPECT_TRUE(cpu->search(queries.data(), nq, {train.data(), rows, dims, 0}, want).ok());
+  return want;
+}
+
 class CudaExactSearch : public ::testing::TestWithParam<std::tuple<int, SelectMethod, std::int64_t>> {};
 
 TEST_P(CudaExactSearch, EqualsFloat64BruteForceBitForBit) {
@@ -143,9 +152,7 @@ TEST(CudaKnnSearch, LargeChunksAndLargeKEqualTheCpu) {
   const auto train = test::random_integers(kBigTrain, kBigDims, 9, 52);
   for (const int k : {1, 100, 2500, 10000}) {
     const std::int64_t nq = k > 4096 ? 40 : kBigQueries;
-    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{8} << 20});
-    TopK want(nq, k);
-    ASSERT_TRUE(cpu->search(queries.data(), nq, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
+    const TopK want = cpu_lists(queries, nq, train, kBigTrain, kBigDims, k);
     for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
       for (const std::int64_t chunk_rows : {kBigTrain, std::int64_t{9000}}) {
         auto search = gpu_search(method);
@@ -174,9 +181,7 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
   const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
   for (const int k : {1, 100, 1000}) {  // warp path, warp path (4 registers a lane), pool
-    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
-    TopK want(kManyQueries, k);
-    ASSERT_TRUE(cpu->search(queries.data(), kManyQueries, {train.data(), kBigTrain, kBigDims, 0}, want).ok());
+    const TopK want = cpu_lists(queries, kManyQueries, train, kBigTrain, kBigDims, k);
     for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{32} << 20}) {
       auto search = gpu_search(SelectMethod::fast, Metric::euclidean, budget);
       ASSERT_TRUE(search);
@@ -224,9 +229,7 @@ TEST(CudaKnnSearch, FastKeepsTheLowerIndicesOfATiedKthDistance) {
     std::copy_n(distinct.begin() + (t * 7919 % kDistinct) * kTiedDims, kTiedDims, train.begin() + t * kTiedDims);
   const auto queries = test::random_integers(kTiedQueries, kTiedDims, 5, 82);
   for (const int k : {10, 33, 128, 129, 1000, 2048}) {  // the warp path up to 128, the pool from 129
-    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
-    TopK want(kTiedQueries, k);
-    ASSERT_TRUE(cpu->search(queries.data(), kTiedQueries, {train.data(), kRows, kTiedDims, 0}, want).ok());
+    const TopK want = cpu_lists(queries, kTiedQueries, train, kRows, kTiedDims, k);
     for (const std::int64_t chunk_rows : {kRows, std::int64_t{9000}})
       for (const bool reverse : {false, true}) {
         auto search = gpu_search(SelectMethod::fast);
@@ -276,9 +279,7 @@ TEST(CudaKnnSearch, FarFromTheOriginEveryMethodEqualsTheCpu) {
   for (auto* values : {&queries, &train})
     for (float& x : *values) x += 1000.0f;
   for (const int k : {10, 100, 300, 1000, 4096, 5000}) {
-    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
-    TopK want(kFarQueries, k);
-    ASSERT_TRUE(cpu->search(queries.data(), kFarQueries, {train.data(), kFarTrain, kFarDims, 0}, want).ok());
+    const TopK want = cpu_lists(queries, kFarQueries, train, kFarTrain, kFarDims, k);
     for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
       for (const std::int64_t chunk_rows : {kFarTrain, std::int64_t{6000}}) {
         auto search = gpu_search(method);
@@ -304,9 +305,7 @@ TEST(CudaKnnSearch, AMisleadingSampleFallsBackToTheExactList) {
       for (std::int64_t b = 0; b < kSampleDims; ++b) train[static_cast<std::size_t>(t * kSampleDims + b)] += 20.0f;
   const auto queries = test::random_integers(kSampleQueries, kSampleDims, 3, 94);
   for (const int k : {300, 1000, 4096}) {
-    auto cpu = make_cpu_knn_search({Metric::euclidean, SelectMethod::fast, std::int64_t{16} << 20});
-    TopK want(kSampleQueries, k);
-    ASSERT_TRUE(cpu->search(queries.data(), kSampleQueries, {train.data(), kRows, kSampleDims, 0}, want).ok());
+    const TopK want = cpu_lists(queries, kSampleQueries, train, kRows, kSampleDims, k);
     for (const std::int64_t chunk_rows : {kRows, std::int64_t{6000}}) {
       auto search = gpu_search(SelectMethod::fast);
       ASSERT_TRUE(search);
