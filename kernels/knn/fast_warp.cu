@@ -1,4 +1,4 @@
-// fast, warp path (k <= fused_warp_max_k() = 128): one warp per query row of an
+// fast, warp path (k <= fused_warp_max_k() = 32): one warp per query row of an
 // inner-product slab keeps the row's 32 * S closest pairs sorted across its lanes'
 // registers (position p = 32 s + lane in register s). Lanes screen coalesced batches
 // of the row with one FMA a pair (detail::RowFinisher::may_keep), the next batch's loads
@@ -23,7 +23,11 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpThreads = 256;  // 8 rows a block
 constexpr int kRowsPerBlock = kWarpThreads / 32;
 constexpr int kUnroll = 4;  // columns a lane loads per batch (H200: 4 beat 2 and 8)
-constexpr int kMaxSlots = 4;  // registers per lane: k <= 128
+// Registers per lane: k <= 32 S. S = 2 and 4 (k <= 64, 128) lost to the block path once
+// both screened pairs and the block path sampled its first bound (H200, d = 32: k = 64
+// 2.05 -> 2.23 M queries/s, k = 100 1.76 -> 2.19 M; at k <= 32 the warp path stays 7-11 %
+// ahead); the list is written for any S, for another GPU's balance.
+constexpr int kMaxSlots = 1;
 
 template <int S>
 struct WarpList {
@@ -172,8 +176,6 @@ cudaError_t select_fused_warp(const DistanceInputs& in, const float* slab, int r
                               std::int64_t first_index, Lists running, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (running.k < 1 || running.k > fused_warp_max_k() || ld < cols) return cudaErrorInvalidValue;
-  if (running.k <= 32) return launch<1>(in, slab, rows, cols, ld, col0, first_index, running, stream);
-  if (running.k <= 64) return launch<2>(in, slab, rows, cols, ld, col0, first_index, running, stream);
   return launch<kMaxSlots>(in, slab, rows, cols, ld, col0, first_index, running, stream);
 }
 

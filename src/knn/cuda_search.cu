@@ -6,7 +6,7 @@
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
 //  fast: SGEMM slabs of fast_rows(k) x slab_cols(k) (512 MiB or 2 GiB), consumed by
-//    the fused finish + filter + select kernel (a warp per row for k <= 128, a block
+//    the fused finish + filter + select kernel (a warp per row for k <= 32, a block
 //    per row above): the finished distances are never written (kernels/knn/README.md).
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.

@@ -56,10 +56,10 @@ struct SearchOptions {
   // at most 8 GiB; 50% for the cache). Tests set it small to force many blocks and
   // streamed chunks.
   std::int64_t device_scratch_bytes = 0;
-  // CUDA, --select fast: bytes of one inner-product slab; 0 = 512 MiB for k <= 128 and
+  // CUDA, --select fast: bytes of one inner-product slab; 0 = 512 MiB for k <= 32 and
   // 2 GiB above (at most a quarter of the work budget). Benchmarks sweep it.
   std::int64_t fast_slab_bytes = 0;
-  // CUDA, --select fast: query rows of one slab; 0 = 16384 for k <= 128, eight waves of
+  // CUDA, --select fast: query rows of one slab; 0 = 16384 for k <= 32, eight waves of
   // the block kernel above. Benchmarks sweep it.
   int fast_slab_rows = 0;
 };

@@ -3,7 +3,7 @@
 // included: every --select method, k in {1, 7, 64, 1000, 4096}, query and training
 // counts that are no multiple of any tile (1237 queries, 5003 rows; 3001 queries over
 // 20011 rows span several fused sub-blocks and slabs, whose sizes follow the GPU's
-// occupancy; k <= 128 takes the warp path, 1000 and 4096 the pool flush, 10000 the
+// occupancy; k <= 32 takes the warp path, 64, 1000 and 4096 the pool flush, 10000 the
 // merge flush), training sets cut into chunks, lists
 // carried over from the CPU, tiny device budgets that force streamed chunks and many
 // query blocks, hundreds of rows tied at the k-th distance, pinned host lists that come
@@ -180,7 +180,7 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
   const auto queries = test::random_integers(kManyQueries, kBigDims, 5, 71);
   const auto train = test::random_integers(kBigTrain, kBigDims, 5, 72);
-  for (const int k : {1, 100, 1000}) {  // warp path, warp path (4 registers a lane), pool
+  for (const int k : {1, 32, 100, 1000}) {  // warp path (1, 32), pool (100, 1000)
     const TopK want = cpu_lists(queries, kManyQueries, train, kBigTrain, kBigDims, k);
     for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{32} << 20}) {
       auto search = gpu_search(SelectMethod::fast, Metric::euclidean, budget);
@@ -228,7 +228,7 @@ TEST(CudaKnnSearch, FastKeepsTheLowerIndicesOfATiedKthDistance) {
   for (std::int64_t t = 0; t < kRows; ++t)
     std::copy_n(distinct.begin() + (t * 7919 % kDistinct) * kTiedDims, kTiedDims, train.begin() + t * kTiedDims);
   const auto queries = test::random_integers(kTiedQueries, kTiedDims, 5, 82);
-  for (const int k : {10, 33, 128, 129, 1000, 2048}) {  // the warp path up to 128, the pool from 129
+  for (const int k : {10, 32, 33, 128, 1000, 2048}) {  // the warp path up to 32, the pool from 33
     const TopK want = cpu_lists(queries, kTiedQueries, train, kRows, kTiedDims, k);
     for (const std::int64_t chunk_rows : {kRows, std::int64_t{9000}})
       for (const bool reverse : {false, true}) {
@@ -389,13 +389,13 @@ TEST(CudaKnnSearch, AutomaticSelectionReportsItsChoice) {
 }
 
 // Fewer training rows than k: unfilled slots stay empty, on every method.
-// k beyond the training rows: the warp path (k = 40) and the pool (k = 200, whose final
-// sort pads 200 slots, 170 of them empty, to 256) leave the extra slots empty.
+// k beyond the 30 training rows: the warp path (k = 32) and the pool (k = 40, and 200,
+// whose final sort pads 200 slots, 170 of them empty, to 256) leave the extra slots empty.
 TEST(CudaKnnSearch, UnfilledSlotsStayEmpty) {
   HB_REQUIRE_GPU();
   const auto& data = exact();
   const std::vector<float> small(data.train.begin(), data.train.begin() + 30 * kDims);
-  for (const int k : {40, 200})
+  for (const int k : {32, 40, 200})
     for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast}) {
       auto search = gpu_search(method);
       ASSERT_TRUE(search);
