@@ -131,7 +131,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     stats.classified += nq;
     stats.ignored += t.pixels - nq;
     times.vote += clock.lap();
-    HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance}));
+    HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance, t.pixel}));
     if (progress) progress(t.rows.end, scene.info().shape.lines);
     times.write += clock.lap();
     return {};

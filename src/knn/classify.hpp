@@ -36,6 +36,7 @@ struct ClassifiedRows {
   std::span<const float> confidence;
   std::span<const std::int64_t> neighbor_index;  // [pixels, k] when options.neighbors
   std::span<const float> neighbor_distance;      // metric distance (Euclidean, not squared)
+  std::span<const std::int64_t> classified;      // the pixels classified (not ignored), ascending
 };
 
 using RowSink = std::function<Status(const ClassifiedRows&)>;

@@ -189,8 +189,9 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     stats.classified += nq;
     stats.ignored += pixels - nq;
     times.vote += clock.lap();
-    HB_TRY(sink({rows, labels, confidence, neighbor_index, neighbor_distance}));
+    HB_TRY(sink({rows, labels, confidence, neighbor_index, neighbor_distance, query_pixel}));
     times.write += clock.lap();
+    if (have && in.progress) in.progress(rows.end - in.block.begin, in.block.rows());
   }
   spdlog::info("knn rank {}: rows [{}, {}), {} mode: {:.3f} s reading, {:.3f} s searching, {:.3f} s waiting for "
                "shards, {:.3f} s voting, {:.3f} s writing",

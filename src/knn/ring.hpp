@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct RankClassifyInput {
   int classes = 0;
   std::span<const double> shift;          // applied to the queries
   io::RowRange block;                     // this rank's query rows
+  std::function<void(std::int64_t, std::int64_t)> progress;  // (rows done, rows) of the block
 };
 
 Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,

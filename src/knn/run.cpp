@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "src/knn/evaluation.hpp"
 #include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/scene_pass.hpp"
@@ -36,27 +37,23 @@ struct SceneContext {
   std::int64_t tile_rows = 1;
 };
 
-// The truth-drawn training set and the evaluation pixels.
-struct Drawn {
-  TrainingSet training;
-  std::vector<std::int64_t> eval;
-};
-
-Result<Drawn> draw_from_truth(const KnnJob& job, SceneContext& s, const std::vector<std::uint16_t>& truth,
-                              const std::vector<std::uint8_t>& valid, const io::Metadata& truth_meta) {
-  auto split = stratified_split(truth, valid, job.split);
-  if (!split) return split.error();
-  if (split->train.empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-  auto features = gather_features(*s.cube, s.selection, split->train, s.tile_rows);
+Result<TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s, const std::vector<std::uint16_t>& truth,
+                                    const io::Metadata& truth_meta) {
+  auto train = training_pixels(
+      truth, job.split,
+      [&](std::span<const std::int64_t> pixels) { return pixel_validity(*s.cube, s.selection, pixels, s.tile_rows); },
+      [&] { return validity_mask(*s.cube, s.selection, s.tile_rows); });
+  if (!train) return train.error();
+  if (train->empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
+  auto features = gather_features(*s.cube, s.selection, *train, s.tile_rows);
   if (!features) return features.error();
-  Drawn d;
-  d.training.features = memory_training_source(std::move(*features), s.selection.dims(), job.scene);
-  for (const auto p : split->train) d.training.labels.push_back(truth[static_cast<std::size_t>(p)]);
-  d.training.pixels = split->train;
-  d.training.wavelength = s.selection.wavelength;
-  d.training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-  d.eval = std::move(split->eval);
-  return d;
+  TrainingSet training;
+  training.features = memory_training_source(std::move(*features), s.selection.dims(), job.scene);
+  for (const auto p : *train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
+  training.pixels = std::move(*train);
+  training.wavelength = s.selection.wavelength;
+  training.classes = {truth_meta.class_names, truth_meta.class_lookup};
+  return training;
 }
 
 }  // namespace
@@ -111,7 +108,7 @@ Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, cons
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) {
   HB_TRY(check_job(job));
   if (const auto ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world(); ranks.is_parallel())
-    return run_knn_job_ranks(job, ranks);
+    return run_knn_job_ranks(job, ranks, progress);
   if (job.features.kind == FeatureSpec::Kind::mnf && job.features_scene.empty())
     return run_on_mnf_components(job, progress);
   SceneContext s;
@@ -131,7 +128,6 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   };
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
-  std::vector<std::uint8_t> valid;
   if (!job.truth.empty()) {
     auto truth_cube = io::open_cube(job.truth);
     if (!truth_cube) return truth_cube.error();
@@ -139,28 +135,22 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     if (!ids) return ids.error();
     truth = std::move(*ids);
     truth_meta = (*truth_cube)->info().meta;
-    auto mask = validity_mask(*s.cube, s.selection, s.tile_rows);
-    if (!mask) return mask.error();
-    valid = std::move(*mask);
-    spdlog::info("knn: truth and validity pass {:.3f} s", lap());
+    spdlog::info("knn: truth read {:.3f} s", lap());
   }
-  Drawn drawn;
+  TrainingSet training;
   if (job.train_file.empty()) {
-    auto d = draw_from_truth(job, s, truth, valid, truth_meta);
-    if (!d) return d.error();
-    drawn = std::move(*d);
+    auto drawn = draw_from_truth(job, s, truth, truth_meta);
+    if (!drawn) return drawn.error();
+    training = std::move(*drawn);
     spdlog::info("knn: split and training features {:.3f} s", lap());
   } else {
     auto t = read_training_file(job.train_file);
     if (!t) return t.error();
-    drawn.training = std::move(*t);
-    if (drawn.training.classes.names.empty()) drawn.training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-    if (!truth.empty()) drawn.eval = labelled_pixels(truth, valid);
+    training = std::move(*t);
+    if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
   }
-  TrainingSet& training = drawn.training;
   HB_TRY(check_compatible(training, s.selection, job.scene));
-  spdlog::info("knn: {} training rows, {} features, {} evaluation pixels", training.count(), s.selection.dims(),
-               drawn.eval.size());
+  spdlog::info("knn: {} training rows, {} features", training.count(), s.selection.dims());
 
   auto prepared = PreparedTraining::prepare(*training.features, job.classify.metric, job.train_chunk_rows,
                                             job.train_cache_bytes);
@@ -180,24 +170,19 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (!outputs) return outputs.error();
 
   // Confusion matrix over the evaluation pixels, filled as rows come out.
-  int max_truth = 0;
-  for (const auto p : drawn.eval) max_truth = std::max<int>(max_truth, truth[static_cast<std::size_t>(p)]);
-  ConfusionMatrix matrix(std::max(static_cast<int>(report.classes.names.size()), max_truth + 1));
-  std::size_t next_eval = 0;
+  // A training file's pixels are another scene's: every labelled pixel is evaluated.
+  const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
+  EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples,
+                        !job.export_split.empty());
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     HB_TRY((*outputs)->write(rows));
-    const std::int64_t first = rows.rows.begin * shape.samples;
-    const std::int64_t end = rows.rows.end * shape.samples;
-    for (; next_eval < drawn.eval.size() && drawn.eval[next_eval] < end; ++next_eval) {
-      const auto p = drawn.eval[next_eval];
-      matrix.add(truth[static_cast<std::size_t>(p)], rows.labels[static_cast<std::size_t>(p - first)]);
-    }
+    tally.add(rows);
     return {};
   };
   lap();
   auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress);
   if (!stats) return stats.error();
-  spdlog::info("knn: classification pass {:.3f} s", lap());
+  spdlog::info("knn: classification pass {:.3f} s ({} evaluation pixels)", lap(), tally.matrix().total());
   spdlog::info("knn: dedup {}: ran on {} of {} tiles, {} of {} classified pixels were duplicates ({:.1f} %)",
                dedup::mode_name(job.classify.dedup), stats->deduped_tiles, stats->tiles, stats->duplicates,
                stats->classified, stats->classified ? 100.0 * double(stats->duplicates) / double(stats->classified) : 0.0);
@@ -205,7 +190,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   spdlog::info("knn: outputs committed {:.3f} s", lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
-  if (!drawn.eval.empty()) report.matrix = matrix;
+  if (tally.matrix().total() > 0) report.matrix = tally.matrix();
 
   if (report.matrix || !job.report.empty()) {
     const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";
@@ -213,7 +198,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     HB_TRY(write_reports(report, *result.report_paths));
   }
   if (!job.export_split.empty())
-    HB_TRY(write_split(job.export_split, report, shape, training.pixels, training.labels, drawn.eval));
+    HB_TRY(write_split(job.export_split, report, shape, training.pixels, training.labels, tally.pixels()));
   if (!job.save_training.empty()) {
     std::vector<float> rows(static_cast<std::size_t>(training.count() * training.features->dims()));
     HB_TRY(training.features->read(0, training.count(), rows.data()));

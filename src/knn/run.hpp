@@ -51,7 +51,7 @@ using ProgressFn = std::function<void(std::int64_t, std::int64_t)>;
 
 // Under mpirun/srun with several ranks this hands over to run_knn_job_ranks.
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress = {});
-Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm);
+Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm, const ProgressFn& progress = {});
 
 // Scene rows per tile: --tile-rows, or from the memory budget.
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims);

@@ -1,7 +1,8 @@
 // `hyperbatch knn` over several MPI ranks (run_knn_job hands over when the world has
-// more than one rank). Each rank: reads the truth raster (2 bytes a pixel), computes
-// the validity of an even share of rows and gathers everyone's (1 byte a pixel), draws
-// the same split as every other rank, gathers the features of its shard of training
+// more than one rank). Each rank: reads the truth raster (2 bytes a pixel), draws the
+// same split as every other rank (the pixels the draw reaches are checked for validity
+// by the rank whose even share of rows holds them; a fraction split needs the whole
+// validity mask, computed the same way), gathers the features of its shard of training
 // rows only (global rows [count r/P, count (r+1)/P)), and classifies a block of rows
 // balanced by valid pixels. Reports come from rank 0 with counts summed over ranks.
 #include <spdlog/spdlog.h>
@@ -16,6 +17,7 @@
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
+#include "src/knn/evaluation.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
@@ -30,14 +32,60 @@ io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
   return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
 }
 
+// Every rank's flags (or counts), concatenated in rank order, once all have them.
+template <class T>
+Result<std::vector<T>> gathered(const Result<std::vector<T>>& mine, const mpi::Comm& comm) {
+  HB_TRY(mpi::agree(mine ? Status{} : Status{mine.error()}, comm));
+  const auto all = comm.allgather_bytes(std::as_bytes(std::span<const T>(*mine)));
+  std::vector<T> values(all.size() / sizeof(T));
+  std::memcpy(values.data(), all.data(), all.size());
+  return values;
+}
+
 Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
                                                   std::int64_t tile_rows, const mpi::Comm& comm) {
-  auto mine = validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm));
-  HB_TRY(mpi::agree(mine ? Status{} : Status{mine.error()}, comm));
-  const auto all = comm.allgather_bytes(std::as_bytes(std::span<const std::uint8_t>(*mine)));
-  std::vector<std::uint8_t> mask(all.size());
-  std::memcpy(mask.data(), all.data(), all.size());
-  return mask;
+  return gathered(validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm)), comm);
+}
+
+// The flags of the asked pixels (ascending): each rank checks those in its even share.
+Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const BandSelection& selection,
+                                                        std::span<const std::int64_t> pixels, std::int64_t tile_rows,
+                                                        const mpi::Comm& comm) {
+  const auto rows = even_rows(cube.info().shape.lines, comm);
+  const auto samples = cube.info().shape.samples;
+  const auto begin = std::lower_bound(pixels.begin(), pixels.end(), rows.begin * samples);
+  const auto end = std::lower_bound(begin, pixels.end(), rows.end * samples);
+  return gathered(pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
+}
+
+// Valid pixels a row for balancing the blocks: exact from a mask, or estimated from
+// every stride-th row (each rank reading those of its even share), which costs about
+// kBalanceRows rows instead of a pass over the scene.
+constexpr std::int64_t kBalanceRows = 1024;
+
+Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const BandSelection& selection,
+                                                const std::vector<std::uint8_t>& mask, const mpi::Comm& comm) {
+  const auto& shape = cube.info().shape;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(shape.lines));
+  if (!mask.empty()) {
+    for (std::int64_t r = 0; r < shape.lines; ++r)
+      rows[static_cast<std::size_t>(r)] = std::count(mask.begin() + r * shape.samples,
+                                                     mask.begin() + (r + 1) * shape.samples, std::uint8_t{1});
+    return rows;
+  }
+  const std::int64_t stride = std::max<std::int64_t>(1, (shape.lines + kBalanceRows - 1) / kBalanceRows);
+  const auto share = even_rows(shape.lines, comm);
+  std::vector<io::RowRange> sampled;
+  for (std::int64_t r = (share.begin + stride - 1) / stride * stride; r < share.end; r += stride) sampled.push_back({r, r + 1});
+  std::vector<std::int64_t> mine;
+  Status read = for_each_validity_tile(cube, selection, sampled, [&](std::span<const std::uint8_t> valid) {
+    mine.push_back(std::count(valid.begin(), valid.end(), std::uint8_t{1}));
+  });
+  auto counts = gathered(read ? Result<std::vector<std::int64_t>>(std::move(mine))
+                              : Result<std::vector<std::int64_t>>(read.error()), comm);
+  if (!counts) return counts.error();
+  for (std::int64_t r = 0; r < shape.lines; ++r) rows[static_cast<std::size_t>(r)] = (*counts)[static_cast<std::size_t>(r / stride)];
+  return rows;
 }
 
 // The shift (training mean) from every rank's shard, summed exactly (FixedSum).
@@ -60,19 +108,15 @@ Result<std::vector<double>> shared_shift(const Shard& shard, std::int64_t dims, 
   return sum.mean(total);
 }
 
-// Query blocks balanced by valid pixels (even rows when validity is unknown).
-io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::uint8_t>& valid,
+// Query blocks balanced by valid pixels (a count per row).
+io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::int64_t>& valid,
                          const mpi::Comm& comm) {
   const mpi::TileGrid grid{shape.lines, mpi::balance_rows(shape.lines, tile_rows, comm.size())};
   std::vector<double> weights(static_cast<std::size_t>(grid.count()));
   for (std::int64_t t = 0; t < grid.count(); ++t) {
     const auto rows = grid.rows(t);
-    const std::int64_t pixels = rows.rows() * shape.samples;
-    std::int64_t count = pixels;
-    if (!valid.empty())
-      count = std::count(valid.begin() + rows.begin * shape.samples, valid.begin() + rows.end * shape.samples,
-                         std::uint8_t{1});
-    weights[static_cast<std::size_t>(t)] = mpi::tile_weight(count, pixels);
+    const std::int64_t count = std::accumulate(valid.begin() + rows.begin, valid.begin() + rows.end, std::int64_t{0});
+    weights[static_cast<std::size_t>(t)] = mpi::tile_weight(count, rows.rows() * shape.samples);
   }
   const auto cuts = mpi::balanced_cuts(weights, comm.size());
   return mpi::block_of(grid, cuts, comm.rank()).rows;
@@ -93,7 +137,7 @@ ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
 
 }  // namespace
 
-Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm) {
+Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm, const ProgressFn& progress) {
   if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == FeatureSpec::Kind::mnf)
     return Error{ErrorKind::usage, {}, "--save-training",
                  "--save-training, --export-split and --features mnf:N run on one rank only for now"};
@@ -111,7 +155,6 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   double truth_seconds = 0, split_seconds = 0, gather_seconds = 0;
   std::vector<std::uint16_t> truth;
   io::Metadata truth_meta;
-  std::vector<std::uint8_t> valid;
   if (!job.truth.empty()) {
     auto truth_cube = io::open_cube(job.truth);
     Result<std::vector<std::uint16_t>> ids = truth_cube ? read_class_raster(**truth_cube, shape)
@@ -119,41 +162,46 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
     HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
     truth = std::move(*ids);
     truth_meta = (*truth_cube)->info().meta;
-    auto mask = shared_validity(**cube, selection, tile_rows, comm);
-    if (!mask) return mask.error();
-    valid = std::move(*mask);
     truth_seconds = clock.lap();
   }
 
   // Labels of every row; features of this rank's shard only.
   TrainingSet training;
-  std::vector<std::int64_t> eval;
+  std::vector<std::uint8_t> valid;  // the whole mask, when the split needed it
   Shard shard;
   const int r = comm.rank();
   const int size = comm.size();
   Status local;
   if (job.train_file.empty()) {
-    auto split = stratified_split(truth, valid, job.split);
-    if (!split) return split.error();
-    if (split->train.empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-    const auto count = static_cast<std::int64_t>(split->train.size());
+    auto train = training_pixels(
+        truth, job.split,
+        [&](std::span<const std::int64_t> pixels) {
+          return shared_pixel_validity(**cube, selection, pixels, tile_rows, comm);
+        },
+        [&]() -> Result<std::vector<std::uint8_t>> {
+          auto mask = shared_validity(**cube, selection, tile_rows, comm);
+          if (mask) valid = *mask;
+          return mask;
+        });
+    if (!train) return train.error();
+    if (train->empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
+    const auto count = static_cast<std::int64_t>(train->size());
     shard.first = count * r / size;
     shard.count = count * (r + 1) / size - shard.first;
     split_seconds = clock.lap();
-    const std::span<const std::int64_t> pixels(split->train.data() + shard.first, static_cast<std::size_t>(shard.count));
+    const std::span<const std::int64_t> pixels(train->data() + shard.first, static_cast<std::size_t>(shard.count));
     auto features = gather_features(**cube, selection, pixels, tile_rows);
     gather_seconds = clock.lap();
     if (features) shard.rows = std::move(*features);
     else local = features.error();
-    for (const auto p : split->train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
+    for (const auto p : *train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
     training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-    eval = std::move(split->eval);
+    training.pixels = std::move(*train);
   } else {
     auto file = read_training_file(job.train_file);
     HB_TRY(mpi::agree(file ? Status{} : Status{file.error()}, comm));
     training = std::move(*file);
     if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-    if (!truth.empty()) eval = labelled_pixels(truth, valid);
     local = check_compatible(training, selection, job.scene);
     shard.first = training.count() * r / size;
     shard.count = training.count() * (r + 1) / size - shard.first;
@@ -183,26 +231,25 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   auto outputs = create_knn_outputs(request);
   HB_TRY(mpi::agree(outputs ? Status{} : Status{outputs.error()}, comm));
 
-  int max_truth = 0;
-  for (const auto p : eval) max_truth = std::max<int>(max_truth, truth[static_cast<std::size_t>(p)]);
-  ConfusionMatrix matrix(std::max(static_cast<int>(report.classes.names.size()), max_truth + 1));
+  // A training file's pixels are another scene's: every labelled pixel is evaluated.
+  const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
+  EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples);
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     HB_TRY((*outputs)->write(rows));
-    if (rows.rows.empty()) return {};
-    const std::int64_t first = rows.rows.begin * shape.samples;
-    const std::int64_t end = rows.rows.end * shape.samples;
-    for (auto it = std::lower_bound(eval.begin(), eval.end(), first); it != eval.end() && *it < end; ++it)
-      matrix.add(truth[static_cast<std::size_t>(*it)], rows.labels[static_cast<std::size_t>(*it - first)]);
+    tally.add(rows);
     return {};
   };
   const auto training_bytes = rows_total * selection.dims() * static_cast<std::int64_t>(sizeof(float));
   const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size, job.train_cache_bytes);
   spdlog::info("knn across {} ranks: {} training rows ({} MB) {}", size, rows_total, training_bytes / 1000000,
                mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
+  auto row_valid = valid_per_row(**cube, selection, valid, comm);
+  if (!row_valid) return row_valid.error();
+  const double balance_seconds = clock.lap();
   const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
-                             query_block(shape, tile_rows, valid, comm)};
-  spdlog::info("knn rank {}: truth and validity {:.3f} s, split {:.3f} s, training shard gathered {:.3f} s", r,
-               truth_seconds, split_seconds, gather_seconds);
+                             query_block(shape, tile_rows, *row_valid, comm), progress};
+  spdlog::info("knn rank {}: truth {:.3f} s, split {:.3f} s, training shard gathered {:.3f} s, blocks balanced "
+               "{:.3f} s", r, truth_seconds, split_seconds, gather_seconds, balance_seconds);
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
   if (!stats) return stats.error();
   clock.lap();
@@ -210,7 +257,8 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm)
   if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", clock.lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
-  if (!eval.empty()) report.matrix = summed(matrix, comm);
+  if (!truth.empty())
+    if (auto all = summed(tally.matrix(), comm); all.total() > 0) report.matrix = std::move(all);
   Status written;
   if ((report.matrix || !job.report.empty()) && comm.is_root()) {
     const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";

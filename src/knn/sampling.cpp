@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <utility>
 
 #include "io/parallel_for.hpp"
@@ -29,26 +31,41 @@ std::int64_t training_count(std::int64_t class_pixels, const SplitOptions& optio
 using Candidate = std::pair<std::uint64_t, std::int64_t>;  // (rank, pixel)
 constexpr std::int64_t kSplitPiece = std::int64_t{1} << 16;  // pixels, at least, per parallel piece
 
+std::int64_t piece_count(std::int64_t pixels) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(io::host_threads(), pixels / kSplitPiece));
+}
+
 std::uint64_t rank_of(std::uint64_t seed, std::int64_t pixel) {
   return splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(pixel));
 }
 
-// The draw's candidates among pixels [begin, end), per class id.
+// At most this many candidates of a class (nullopt: every member).
+using Limit = std::function<std::optional<std::int64_t>(std::uint16_t)>;
+
+// The draw's candidates among pixels [begin, end), per class id: the `limit(class)`
+// smallest (rank, pixel), kept in a max-heap, or every member.
 std::vector<std::vector<Candidate>> candidates(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
-                                               std::int64_t begin, std::int64_t end, const SplitOptions& options) {
+                                               std::int64_t begin, std::int64_t end, std::uint64_t seed,
+                                               const Limit& limit) {
   std::vector<std::vector<Candidate>> by_class;
+  std::vector<std::optional<std::int64_t>> limits;
   for (auto p = begin; p < end; ++p) {
     const auto at = static_cast<std::size_t>(p);
     if (!usable(truth, valid, at)) continue;
-    if (truth[at] >= by_class.size()) by_class.resize(truth[at] + std::size_t{1});
+    if (truth[at] >= by_class.size()) {
+      const auto old = by_class.size();
+      by_class.resize(truth[at] + std::size_t{1});
+      for (auto c = old; c < by_class.size(); ++c) limits.push_back(limit(static_cast<std::uint16_t>(c)));
+    }
     auto& members = by_class[truth[at]];
-    const Candidate c{rank_of(options.seed, p), p};
-    if (!options.per_class) {
+    const auto& n = limits[truth[at]];
+    const Candidate c{rank_of(seed, p), p};
+    if (!n) {
       members.push_back(c);
-    } else if (static_cast<std::int64_t>(members.size()) < *options.per_class) {
+    } else if (static_cast<std::int64_t>(members.size()) < *n) {
       members.push_back(c);
       std::push_heap(members.begin(), members.end());
-    } else if (c < members.front()) {
+    } else if (*n > 0 && c < members.front()) {
       std::pop_heap(members.begin(), members.end());
       members.back() = c;
       std::push_heap(members.begin(), members.end());
@@ -57,33 +74,18 @@ std::vector<std::vector<Candidate>> candidates(std::span<const std::uint16_t> tr
   return by_class;
 }
 
-}  // namespace
-
-std::uint64_t pixel_rank(std::uint64_t seed, std::int64_t pixel) { return rank_of(seed, pixel); }
-
-Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
-                               const SplitOptions& options) {
-  if (options.fraction.has_value() == options.per_class.has_value())
-    return Error{ErrorKind::usage, {}, "--train-fraction", "give exactly one of --train-fraction and --train-per-class"};
-  if (options.fraction && !(*options.fraction > 0.0 && *options.fraction <= 1.0))
-    return Error{ErrorKind::usage, {}, "--train-fraction", "must be in (0, 1]"};
-  if (options.per_class && *options.per_class < 1)
-    return Error{ErrorKind::usage, {}, "--train-per-class", "must be at least 1"};
-
-  // Per class, the n pixels of smallest (rank, pixel): ordering by pixel too makes hash
-  // collisions harmless. Pieces of the scene are scanned in parallel; with a fixed count
-  // per class each keeps a max-heap of n candidates per class (a fraction needs every
-  // member: n depends on the class size). The union of the pieces' candidates holds the
-  // n smallest overall, so the draw does not depend on the pieces.
+// Every class's candidates over the whole raster. Pieces of the scene are scanned in
+// parallel; the union of the pieces' candidates holds the smallest overall, so the
+// result does not depend on the pieces.
+std::vector<std::vector<Candidate>> all_candidates(std::span<const std::uint16_t> truth,
+                                                   std::span<const std::uint8_t> valid, std::uint64_t seed,
+                                                   const Limit& limit) {
   const auto pixels = static_cast<std::int64_t>(truth.size());
-  const std::int64_t pieces = std::max<std::int64_t>(1, std::min<std::int64_t>(io::host_threads(), pixels / kSplitPiece));
-  const auto piece_range = [&](std::int64_t i) { return std::pair{pixels * i / pieces, pixels * (i + 1) / pieces}; };
+  const std::int64_t pieces = piece_count(pixels);
   std::vector<std::vector<std::vector<Candidate>>> found(static_cast<std::size_t>(pieces));
   io::parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
-    for (auto i = first; i < last; ++i) {
-      const auto [begin, end] = piece_range(i);
-      found[static_cast<std::size_t>(i)] = candidates(truth, valid, begin, end, options);
-    }
+    for (auto i = first; i < last; ++i)
+      found[static_cast<std::size_t>(i)] = candidates(truth, valid, pixels * i / pieces, pixels * (i + 1) / pieces, seed, limit);
   });
   std::vector<std::vector<Candidate>> by_class;
   for (auto& piece : found) {
@@ -91,6 +93,33 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
     for (std::size_t c = 0; c < piece.size(); ++c)
       by_class[c].insert(by_class[c].end(), piece[c].begin(), piece[c].end());
   }
+  return by_class;
+}
+
+Status check_options(const SplitOptions& options) {
+  if (options.fraction.has_value() == options.per_class.has_value())
+    return Error{ErrorKind::usage, {}, "--train-fraction", "give exactly one of --train-fraction and --train-per-class"};
+  if (options.fraction && !(*options.fraction > 0.0 && *options.fraction <= 1.0))
+    return Error{ErrorKind::usage, {}, "--train-fraction", "must be in (0, 1]"};
+  if (options.per_class && *options.per_class < 1)
+    return Error{ErrorKind::usage, {}, "--train-per-class", "must be at least 1"};
+  return {};
+}
+
+}  // namespace
+
+std::uint64_t pixel_rank(std::uint64_t seed, std::int64_t pixel) { return rank_of(seed, pixel); }
+
+Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
+                               const SplitOptions& options) {
+  HB_TRY(check_options(options));
+  // Per class, the n pixels of smallest (rank, pixel): ordering by pixel too makes hash
+  // collisions harmless. With a fixed count per class each piece keeps n candidates per
+  // class; a fraction needs every member (n depends on the class size).
+  auto by_class = all_candidates(truth, valid, options.seed, [&](std::uint16_t) { return options.per_class; });
+  const auto pixels = static_cast<std::int64_t>(truth.size());
+  const std::int64_t pieces = piece_count(pixels);
+  const auto piece_range = [&](std::int64_t i) { return std::pair{pixels * i / pieces, pixels * (i + 1) / pieces}; };
   std::vector<std::uint8_t> drawn(truth.size(), 0);
   for (auto& members : by_class) {
     if (members.empty()) continue;
@@ -127,11 +156,66 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   return split;
 }
 
-std::vector<std::int64_t> labelled_pixels(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid) {
-  std::vector<std::int64_t> pixels;
-  for (std::size_t p = 0; p < truth.size(); ++p)
-    if (usable(truth, valid, p)) pixels.push_back(static_cast<std::int64_t>(p));
-  return pixels;
+Result<std::vector<std::int64_t>> draw_per_class(std::span<const std::uint16_t> truth, const SplitOptions& options,
+                                                 const PixelCheck& check) {
+  HB_TRY(check_options(options));
+  if (!options.per_class) return Error{ErrorKind::internal, {}, "--train-per-class", "draw_per_class needs a count"};
+  const std::int64_t n = *options.per_class;
+  // Each class's first `limit` labelled pixels in draw order are checked; a class with
+  // fewer than n valid among them looks twice as far, until it runs out of pixels.
+  const std::uint16_t top = truth.empty() ? 0 : *std::max_element(truth.begin(), truth.end());
+  std::vector<std::int64_t> limit(top + std::size_t{1}, n + n / 8 + 16);
+  const auto limit_of = [&](std::uint16_t c) -> std::optional<std::int64_t> { return limit[c]; };
+  std::map<std::int64_t, bool> valid;  // the pixels checked so far
+  std::vector<std::int64_t> train;
+  for (bool again = true; again;) {
+    auto by_class = all_candidates(truth, {}, options.seed, limit_of);
+    for (std::size_t c = 0; c < by_class.size(); ++c) {  // each piece's smallest, merged: the class's smallest
+      auto& members = by_class[c];
+      std::sort(members.begin(), members.end());
+      members.resize(std::min(members.size(), static_cast<std::size_t>(limit[c])));
+    }
+    std::vector<std::int64_t> ask;
+    for (const auto& members : by_class)
+      for (const auto& [rank, p] : members)
+        if (!valid.contains(p)) ask.push_back(p);
+    std::sort(ask.begin(), ask.end());
+    if (!ask.empty()) {
+      auto flags = check(ask);
+      if (!flags) return flags.error();
+      if (flags->size() != ask.size())
+        return Error{ErrorKind::internal, {}, "--train-per-class", "the validity check answered the wrong count"};
+      for (std::size_t i = 0; i < ask.size(); ++i) valid[ask[i]] = (*flags)[i] != 0;
+    }
+    again = false;
+    train.clear();
+    for (std::size_t c = 0; c < by_class.size(); ++c) {
+      const auto& members = by_class[c];
+      std::int64_t taken = 0;
+      for (auto m = members.begin(); m != members.end() && taken < n; ++m)
+        if (valid.at(m->second)) {
+          train.push_back(m->second);
+          ++taken;
+        }
+      if (taken < n && static_cast<std::int64_t>(members.size()) == limit[c]) {
+        limit[c] *= 2;
+        again = true;
+      }
+    }
+  }
+  std::sort(train.begin(), train.end());
+  return train;
+}
+
+Result<std::vector<std::int64_t>> training_pixels(std::span<const std::uint16_t> truth, const SplitOptions& options,
+                                                  const PixelCheck& check, const MaskPass& mask) {
+  HB_TRY(check_options(options));
+  if (options.per_class) return draw_per_class(truth, options, check);
+  auto valid = mask();
+  if (!valid) return valid.error();
+  auto split = stratified_split(truth, *valid, options);
+  if (!split) return split.error();
+  return std::move(split->train);
 }
 
 }  // namespace hb::knn

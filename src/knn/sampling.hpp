@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -34,7 +35,21 @@ std::uint64_t pixel_rank(std::uint64_t seed, std::int64_t pixel);
 Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
                                const SplitOptions& options);
 
-// Every labelled valid pixel: the evaluation set when training comes from a file.
-std::vector<std::int64_t> labelled_pixels(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid);
+// Validity flags (1 = usable) of the given scene pixels, ascending.
+using PixelCheck = std::function<Result<std::vector<std::uint8_t>>(std::span<const std::int64_t>)>;
+
+// The training pixels of stratified_split with a count per class, without a validity
+// mask: only the pixels the draw reaches are checked (about n per class, where a mask
+// costs a read of the whole scene). The same pixels as stratified_split(truth, mask).
+Result<std::vector<std::int64_t>> draw_per_class(std::span<const std::uint16_t> truth, const SplitOptions& options,
+                                                 const PixelCheck& check);
+
+// The validity flags of every scene pixel (a pass over the whole scene).
+using MaskPass = std::function<Result<std::vector<std::uint8_t>>()>;
+
+// The training pixels of either split: a count per class checks only what the draw
+// reaches; a fraction's counts depend on every class member's validity (the mask).
+Result<std::vector<std::int64_t>> training_pixels(std::span<const std::uint16_t> truth, const SplitOptions& options,
+                                                  const PixelCheck& check, const MaskPass& mask);
 
 }  // namespace hb::knn

@@ -1,6 +1,7 @@
 #include "src/knn/scene_pass.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "io/parallel_for.hpp"
 #include "io/tile_reader.hpp"
@@ -89,48 +90,94 @@ std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::
   return first.back();
 }
 
-Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, std::optional<io::RowRange> rows) {
-  std::vector<std::uint8_t> mask;
-  mask.reserve(static_cast<std::size_t>(rows ? rows->rows() * scene.info().shape.samples : scene.info().shape.pixels()));
-  FeatureTiles tiles(scene, selection, row_tiles(rows.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows),
-                     true);
+Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+                              const ValidityFn& fn) {
+  FeatureTiles pass(scene, selection, std::move(tiles), true);
   for (;;) {
-    auto tile = tiles.next();
+    auto tile = pass.next();
     if (!tile) return tile.error();
-    if (*tile == nullptr) return mask;
-    mask.insert(mask.end(), (*tile)->valid.begin(), (*tile)->valid.end());
+    if (*tile == nullptr) return {};
+    fn((*tile)->valid);
   }
 }
 
-Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
-                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows) {
-  const std::int64_t dims = selection.dims();
-  const auto samples = scene.info().shape.samples;
+Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
+                                                std::int64_t tile_rows, std::optional<io::RowRange> rows) {
+  const auto span = rows.value_or(io::RowRange{0, scene.info().shape.lines});
+  std::vector<std::uint8_t> mask;
+  mask.reserve(static_cast<std::size_t>(span.rows() * scene.info().shape.samples));
+  HB_TRY(for_each_validity_tile(scene, selection, row_tiles(span, tile_rows), [&](std::span<const std::uint8_t> valid) {
+    mask.insert(mask.end(), valid.begin(), valid.end());
+  }));
+  return mask;
+}
+
+namespace {
+
+// Tiles over the rows of the wanted pixels (ascending). A tile starts at a wanted row and
+// takes the next wanted rows within tile_rows, across gaps of at most max_gap rows:
+// rows far from every wanted pixel are not read.
+std::vector<io::RowRange> wanted_tiles(std::span<const std::int64_t> pixels, std::int64_t samples,
+                                       std::int64_t tile_rows, std::int64_t max_gap) {
   const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
-  // Tiles end at the last wanted row within reach: sparse training pixels cost the
-  // rows around them, not the whole scene.
   std::vector<io::RowRange> tiles;
   for (std::size_t i = 0; i < pixels.size();) {
     const std::int64_t r0 = pixels[i] / samples;
     std::int64_t last = r0;
-    for (; i < pixels.size() && pixels[i] / samples < r0 + step; ++i) last = pixels[i] / samples;
+    for (; i < pixels.size(); ++i) {
+      const std::int64_t row = pixels[i] / samples;
+      if (row >= r0 + step || row > last + max_gap) break;
+      last = row;
+    }
     tiles.push_back({r0, last + 1});
   }
-  std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
+  return tiles;
+}
+
+// fn(tile, i, tile-local pixel) for each wanted pixel i, in order.
+using WantedPixelFn = std::function<void(const io::Tile&, std::size_t, std::int64_t)>;
+
+Status for_each_wanted_pixel(const io::Cube& scene, std::span<const std::int64_t> pixels, std::int64_t tile_rows,
+                             const WantedPixelFn& fn) {
+  const auto samples = scene.info().shape.samples;
+  // A gap of a few rows is read through; a compressed HDF5 chunk would be decoded again
+  // for every separate read, so HDF5 tiles read through any gap.
+  const std::int64_t max_gap = scene.format() == io::CubeFormat::envi ? 4 : tile_rows;
+  const auto tiles = wanted_tiles(pixels, samples, tile_rows, max_gap);
   io::TileReader reader(scene, tiles, 0);
-  const auto ignore = scene.info().meta.data_ignore_value;
-  std::uint8_t valid = 0;
   std::size_t next = 0;
   for (const auto& rows : tiles) {
     auto tile = reader.next();
     if (!tile) return tile.error();
-    // Only the wanted pixels are extracted: a training pixel costs its row's read.
     for (; next < pixels.size() && pixels[next] < rows.end * samples; ++next)
-      extract_features(**tile, pixels[next] - rows.begin * samples, 1, selection, ignore,
-                       out.data() + static_cast<std::ptrdiff_t>(next) * dims, &valid);
+      fn(**tile, next, pixels[next] - rows.begin * samples);
   }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
+                                           std::span<const std::int64_t> pixels, std::int64_t tile_rows) {
+  const std::int64_t dims = selection.dims();
+  const auto ignore = scene.info().meta.data_ignore_value;
+  std::vector<float> out(pixels.size() * static_cast<std::size_t>(dims));
+  std::uint8_t valid = 0;
+  HB_TRY(for_each_wanted_pixel(scene, pixels, tile_rows, [&](const io::Tile& tile, std::size_t i, std::int64_t p) {
+    extract_features(tile, p, 1, selection, ignore, out.data() + static_cast<std::ptrdiff_t>(i) * dims, &valid);
+  }));
   return out;
+}
+
+Result<std::vector<std::uint8_t>> pixel_validity(const io::Cube& scene, const BandSelection& selection,
+                                                 std::span<const std::int64_t> pixels, std::int64_t tile_rows) {
+  const auto ignore = scene.info().meta.data_ignore_value;
+  std::vector<std::uint8_t> valid(pixels.size());
+  std::vector<float> features(static_cast<std::size_t>(selection.dims()));
+  HB_TRY(for_each_wanted_pixel(scene, pixels, tile_rows, [&](const io::Tile& tile, std::size_t i, std::int64_t p) {
+    extract_features(tile, p, 1, selection, ignore, features.data(), &valid[i]);
+  }));
+  return valid;
 }
 
 }  // namespace hb::knn

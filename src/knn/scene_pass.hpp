@@ -70,6 +70,12 @@ Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selecti
 std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::span<const double> shift,
                                float* queries, std::vector<std::int64_t>& pixel);
 
+using ValidityFn = std::function<void(std::span<const std::uint8_t>)>;
+
+// fn(the validity flags of the tile's pixels) for each of the given row tiles, in order.
+Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+                              const ValidityFn& fn);
+
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
                                                 std::int64_t tile_rows, std::optional<io::RowRange> rows = {});
@@ -78,5 +84,9 @@ Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const Ban
 // at a wanted pixel's row, so rows far from every wanted pixel are not read.
 Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSelection& selection,
                                            std::span<const std::int64_t> pixels, std::int64_t tile_rows);
+
+// The validity flag of the given scene pixels (ascending), read as gather_features reads.
+Result<std::vector<std::uint8_t>> pixel_validity(const io::Cube& scene, const BandSelection& selection,
+                                                 std::span<const std::int64_t> pixels, std::int64_t tile_rows);
 
 }  // namespace hb::knn

@@ -157,5 +157,63 @@ TEST(KnnSampling, DrawDoesNotDependOnTheThreadCount) {
   }
 }
 
+// The draw that checks validity only where it looks gives the training pixels of the
+// draw over the whole mask: on the banded raster, on a large one, and where a class's
+// first pixels in draw order are all invalid (so that it must look further, twice).
+TEST(KnnSampling, CheckedDrawEqualsTheDrawOverTheWholeMask) {
+  Raster large;
+  for (std::int64_t p = 0; p < 700000; ++p) {
+    large.truth.push_back(static_cast<std::uint16_t>(p % 11 == 0 ? 0 : 1 + (p / 1000) % 5));
+    large.valid.push_back(p % 97 == 0 ? 0 : 1);
+  }
+  Raster hidden = large;  // class 3's 400 first pixels in draw order are invalid
+  std::vector<std::int64_t> three;
+  for (std::int64_t p = 0; p < 700000; ++p)
+    if (hidden.truth[static_cast<std::size_t>(p)] == 3) three.push_back(p);
+  std::sort(three.begin(), three.end(), [](std::int64_t a, std::int64_t b) {
+    return std::pair(pixel_rank(8, a), a) < std::pair(pixel_rank(8, b), b);
+  });
+  for (std::size_t i = 0; i < 400; ++i) hidden.valid[static_cast<std::size_t>(three[i])] = 0;
+  struct Case {
+    const char* name;
+    Raster raster;
+    std::int64_t per_class;
+    std::uint64_t seed;
+  };
+  for (const auto& c : {Case{"banded", make_raster(), 100, 42}, Case{"banded, 1", make_raster(), 1, 3},
+                        Case{"large", large, 20, 4}, Case{"large, 300", large, 300, 5}, Case{"hidden", hidden, 50, 8}}) {
+    std::set<std::int64_t> asked;
+    bool ascending = true;
+    const PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
+      ascending = ascending && std::is_sorted(pixels.begin(), pixels.end());
+      std::vector<std::uint8_t> flags;
+      for (const auto p : pixels) {
+        EXPECT_TRUE(asked.insert(p).second) << c.name << ": pixel " << p << " checked twice";
+        flags.push_back(c.raster.valid[static_cast<std::size_t>(p)]);
+      }
+      return flags;
+    };
+    const SplitOptions options{std::nullopt, c.per_class, c.seed};
+    const auto checked = draw_per_class(c.raster.truth, options, check);
+    const auto whole = stratified_split(c.raster.truth, c.raster.valid, options);
+    ASSERT_TRUE(checked.ok() && whole.ok()) << c.name;
+    EXPECT_EQ(*checked, whole->train) << c.name;
+    EXPECT_TRUE(ascending) << c.name;
+    // Only about n a class are read: far fewer than the raster's pixels.
+    const auto classes = usable_by_class(c.raster).size();
+    EXPECT_LE(asked.size(), classes * static_cast<std::size_t>(4 * c.per_class + 400 + 64)) << c.name;
+  }
+}
+
+TEST(KnnSampling, CheckedDrawPassesOnTheChecksError) {
+  const auto r = make_raster();
+  const PixelCheck failing = [](std::span<const std::int64_t>) -> Result<std::vector<std::uint8_t>> {
+    return Error{ErrorKind::io, "scene.img", "data", "short read"};
+  };
+  const auto drawn = draw_per_class(r.truth, {std::nullopt, 10, 1}, failing);
+  ASSERT_FALSE(drawn.ok());
+  EXPECT_EQ(drawn.error().file, "scene.img");
+}
+
 }  // namespace
 }  // namespace hb::knn

@@ -11,6 +11,7 @@
 #include "io/data_type.hpp"
 #include "src/knn/accuracy.hpp"
 #include "src/knn/classify.hpp"
+#include "src/knn/evaluation.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/sampling.hpp"
 #include "src/knn/scene_pass.hpp"
@@ -67,6 +68,7 @@ struct Run {
   ClassifyStats stats;
   Split split;
   std::vector<float> training_features;
+  ConfusionMatrix tally;  // EvaluationTally's, as rows came out
 };
 
 Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_rows, std::int64_t cache_bytes) {
@@ -82,7 +84,9 @@ Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_row
   for (const auto p : run.split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
   auto prepared = PreparedTraining::prepare(*training.features, options.metric, chunk_rows, cache_bytes);
   EXPECT_TRUE(prepared.ok());
+  EvaluationTally tally(scene.truth, run.split.train, 0, kSamples);
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
+    tally.add(rows);
     run.out.labels.insert(run.out.labels.end(), rows.labels.begin(), rows.labels.end());
     run.out.confidence.insert(run.out.confidence.end(), rows.confidence.begin(), rows.confidence.end());
     run.out.neighbor_index.insert(run.out.neighbor_index.end(), rows.neighbor_index.begin(), rows.neighbor_index.end());
@@ -93,6 +97,7 @@ Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_row
   auto stats = classify_scene(*scene.cube, selection, training, *prepared, options, sink);
   EXPECT_TRUE(stats.ok()) << (stats.ok() ? "" : stats.error().line());
   if (stats.ok()) run.stats = *stats;
+  run.tally = tally.matrix();
   return run;
 }
 
@@ -118,6 +123,36 @@ TEST(KnnScene, ClearClustersAreClassifiedAlmostPerfectly) {
   EXPECT_GE(s.overall, 0.995);
   EXPECT_GE(s.kappa, 0.99);
   EXPECT_EQ(run.split.train.size(), 45u);
+  // The tally kept as rows come out (no validity mask) counts the same pixels.
+  ASSERT_EQ(run.tally.classes(), matrix.classes());
+  for (int t = 0; t < matrix.classes(); ++t)
+    for (int p = 0; p < matrix.classes(); ++p) EXPECT_EQ(run.tally.at(t, p), matrix.at(t, p)) << t << ", " << p;
+}
+
+// Validity read pixel by pixel (what the checked draw asks) equals the mask's, and the
+// checked draw gives the split's training pixels.
+TEST(KnnScene, PixelValidityEqualsTheMaskAndTheCheckedDrawTheSplit) {
+  const auto scene = make_scene();
+  const auto selection = select_good_bands(scene.cube->info());
+  const auto mask = validity_mask(*scene.cube, selection, 7);
+  ASSERT_TRUE(mask.ok());
+  std::vector<std::int64_t> pixels;
+  for (std::int64_t p = 0; p < kLines * kSamples; p += 3) pixels.push_back(p);
+  for (const std::int64_t p : {std::int64_t{150}, std::int64_t{152}, std::int64_t{154}}) pixels.push_back(p);  // no-data
+  std::sort(pixels.begin(), pixels.end());
+  pixels.erase(std::unique(pixels.begin(), pixels.end()), pixels.end());
+  for (const std::int64_t tile_rows : {1, 7, 100}) {
+    const auto flags = pixel_validity(*scene.cube, selection, pixels, tile_rows);
+    ASSERT_TRUE(flags.ok());
+    for (std::size_t i = 0; i < pixels.size(); ++i)
+      EXPECT_EQ((*flags)[i], (*mask)[static_cast<std::size_t>(pixels[i])]) << "pixel " << pixels[i];
+  }
+  const SplitOptions options{std::nullopt, 15, 1};
+  const auto drawn = draw_per_class(scene.truth, options, [&](std::span<const std::int64_t> asked) {
+    return pixel_validity(*scene.cube, selection, asked, 7);
+  });
+  ASSERT_TRUE(drawn.ok());
+  EXPECT_EQ(*drawn, stratified_split(scene.truth, *mask, options)->train);
 }
 
 TEST(KnnScene, NoDataPixelsStayUnclassifiedAndOutOfTheSplit) {

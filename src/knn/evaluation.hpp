@@ -1,0 +1,38 @@
+// The accuracy tally of a classification: every labelled pixel that was classified and
+// is not a training pixel is an evaluation pixel. Which pixels are valid is known for
+// certain only once their rows are read, so the tally is kept as rows come out of the
+// classification pass (no separate pass over the scene for a validity mask).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "src/knn/accuracy.hpp"
+#include "src/knn/classify.hpp"
+
+namespace hb::knn {
+
+class EvaluationTally {
+ public:
+  // `train` ascending (empty when training comes from a file); `keep_pixels` keeps the
+  // evaluation pixels' indices (for --export-split).
+  EvaluationTally(std::span<const std::uint16_t> truth, std::span<const std::int64_t> train, int class_names,
+                  std::int64_t samples, bool keep_pixels = false);
+
+  // Each row once; pixels() ascend when the rows come in order.
+  void add(const ClassifiedRows& rows);
+
+  const ConfusionMatrix& matrix() const { return matrix_; }
+  const std::vector<std::int64_t>& pixels() const { return pixels_; }
+
+ private:
+  std::span<const std::uint16_t> truth_;
+  std::span<const std::int64_t> train_;
+  std::int64_t samples_;
+  bool keep_pixels_;
+  ConfusionMatrix matrix_;
+  std::vector<std::int64_t> pixels_;
+};
+
+}  // namespace hb::knn
