@@ -108,13 +108,17 @@ void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplica
 bool AutoRule::use_for_next_tile() {
   if (mode_ != Mode::automatic) return mode_ == Mode::on;
   if (on_) return true;
-  if (++tiles_since_probe_ < kReprobeTiles) return false;
+  if (++tiles_since_probe_ < wait_) return false;
   tiles_since_probe_ = 0;
   return true;
 }
 
 void AutoRule::observe(const Duplicates& d) {
-  if (mode_ == Mode::automatic) on_ = d.duplicate_share() >= kWorthShare;
+  if (mode_ != Mode::automatic) return;
+  const bool was_on = on_;
+  on_ = d.duplicate_share() >= kWorthShare;
+  if (on_) wait_ = kReprobeTiles;
+  else if (!was_on) wait_ *= 2;  // a probe that found nothing
 }
 
 }  // namespace hb::dedup

@@ -39,8 +39,9 @@ void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplica
 
 // --dedup auto: whether to deduplicate the next tile. The first tile is a probe; dedup
 // stays on while the duplicate share of the tiles seen with it is at least
-// kWorthShare, and is re-probed every kReprobeTiles tiles after it was switched off (no-data
-// borders often begin part-way down a flightline).
+// kWorthShare. Once off it is probed again kReprobeTiles tiles later (no-data borders
+// often begin part-way down a flightline), and each probe that finds nothing doubles
+// the wait: on a scene without duplicates a probe can cost several tiles' search.
 class AutoRule {
  public:
   static constexpr double kWorthShare = 0.01;
@@ -53,7 +54,8 @@ class AutoRule {
  private:
   Mode mode_;
   bool on_ = true;
-  int tiles_since_probe_ = 0;
+  std::int64_t tiles_since_probe_ = 0;
+  std::int64_t wait_ = kReprobeTiles;  // tiles between probes while off
 };
 
 }  // namespace hb::dedup

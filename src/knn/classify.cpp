@@ -89,17 +89,20 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     const float* searched_rows = t.queries.data();
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
     dedup::Duplicates dup;
-    const bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
+    bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
     if (deduped) {
       auto d = dedup::find_duplicates(t.queries, dims, options.backend);
       if (!d) return d.error();
       dedup_rule.observe(*d);
-      queries.assign(t.queries.begin(), t.queries.end());
-      dedup::keep_unique_rows(queries, dims, *d);
-      searched_rows = queries.data();
-      dup = std::move(*d);
-      stats.duplicates += dup.rows() - dup.uniques();
       ++stats.deduped_tiles;
+      stats.duplicates += d->rows() - d->uniques();
+      deduped = d->uniques() < d->rows();  // none found: the packed rows are searched as they are
+      if (deduped) {
+        queries.assign(t.queries.begin(), t.queries.end());
+        dedup::keep_unique_rows(queries, dims, *d);
+        searched_rows = queries.data();
+        dup = std::move(*d);
+      }
     }
     const std::int64_t ns = deduped ? dup.uniques() : nq;
     const auto searched = [&](std::int64_t q) { return deduped ? dup.inverse[static_cast<std::size_t>(q)] : q; };

@@ -88,11 +88,24 @@ TEST(Dedup, AutoRuleProbesThenFollowsTheShare) {
   AutoRule rule(Mode::automatic);
   ASSERT_TRUE(rule.use_for_next_tile());  // the probe
   rule.observe(none);
-  int used = 0;
-  for (int t = 0; t < AutoRule::kReprobeTiles; ++t) used += rule.use_for_next_tile();
-  EXPECT_EQ(used, 1);  // off, but re-probed once every kReprobeTiles tiles
-  rule.observe(many);
+  // Off, then probed after kReprobeTiles tiles, and after twice as many each time a
+  // probe finds nothing.
+  std::vector<int> probes;
+  for (int t = 1; t <= 7 * AutoRule::kReprobeTiles; ++t)
+    if (rule.use_for_next_tile()) {
+      probes.push_back(t);
+      rule.observe(none);
+    }
+  const int w = AutoRule::kReprobeTiles;
+  EXPECT_EQ(probes, (std::vector<int>{w, 3 * w, 7 * w}));
+  ASSERT_FALSE(rule.use_for_next_tile());
+  for (int t = 0; t < 8 * w && !rule.use_for_next_tile(); ++t) {}
+  rule.observe(many);  // a probe that finds duplicates: on again, and the wait starts over
   EXPECT_TRUE(rule.use_for_next_tile());
+  rule.observe(none);
+  int used = 0;
+  for (int t = 0; t < w; ++t) used += rule.use_for_next_tile();
+  EXPECT_EQ(used, 1);
   EXPECT_FALSE(AutoRule(Mode::off).use_for_next_tile());
   EXPECT_TRUE(AutoRule(Mode::on).use_for_next_tile());
 }
