@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/progress.hpp"
 #include "src/knn/run.hpp"
@@ -114,7 +115,7 @@ Registered register_knn(CLI::App& root) {
             });
             if (!result) return result.error();
             progress.finish();
-            print_summary(*result, o->json);
+            if (mpi::Comm::world().is_root()) print_summary(*result, o->json);
             return {};
           }};
 }
