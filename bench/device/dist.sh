@@ -53,6 +53,9 @@ rm -f "$work/dd.bin"
 # run NAME RANKS ARGS...: one timed distributed run, its -v log kept.
 dist_run() {
   local name=$1 ranks=$2; shift 2
+  # Each run starts with no dirty pages of the one before (the scene just made, the last
+  # run's outputs): its own writes are timed, not the disk's flushing of someone else's.
+  sync
   local t0; t0=$(now)
   timeout 200 $mpi -np "$ranks" "$bin/hyperbatch" -v "$@" > "$out/dist_$name.log" 2>&1; local rc=$?
   log "dist $name ($ranks ranks): rc=$rc $(since $t0) s"
