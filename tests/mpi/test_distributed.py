@@ -62,6 +62,22 @@ def same_bits(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
+class Reference:
+    """The first result of a sweep; every later one must be the same bits."""
+
+    def __init__(self):
+        self.value = None
+
+    def check(self, got, what):
+        """Returns the number of comparisons made (0 for the reference itself)."""
+        if self.value is None:
+            self.value = got
+            return 0
+        for key, value in got.items():
+            assert same_bits(value, self.value[key]), f"{what}: {key} differs"
+        return 1
+
+
 def make_scenes(run, d):
     """s.hdr: 96 x 24 x 20 int16 with a fill border; f.hdr: rows 12.. all fill, so that
     with 4 ranks the last block holds nothing but fill."""
@@ -145,7 +161,7 @@ def part_knn(run, d):
     tile sizes. (Neighbour distances are not compared bitwise: the FP32 |q|^2+|t|^2-2q.t
     expansion rounds differently with the shard shape; see src/knn/README.md.)"""
     make_scenes(run, d)
-    reference, checks = None, 0
+    reference, checks = Reference(), 0
     for ranks in RANKS:
         for mode in (("ring", "allgather") if ranks > 1 else ("auto",)):
             for tile_rows in (5, None):
@@ -155,12 +171,7 @@ def part_knn(run, d):
                         "-o", out, "--shard-mode", mode, *tiling)
                 with h5py.File(out) as f:
                     got = {k: f[k][()] for k in ("cube", "confidence")}
-                if reference is None:
-                    reference = got
-                    continue
-                for key, value in got.items():
-                    assert same_bits(value, reference[key]), f"{ranks} ranks, {mode}, {tile_rows} rows: {key} differs"
-                checks += 1
+                checks += reference.check(got, f"{ranks} ranks, {mode}, {tile_rows} rows")
     return checks + part_knn_per_class(run, d)
 
 
@@ -176,7 +187,7 @@ def part_knn_per_class(run, d):
         truth = np.fromfile(f"{d}/s_truth.img", dtype=np.uint8)  # ENVI data type 1
         raw = np.fromfile(f"{d}/{scene}.img", dtype="<i2").reshape(96 * 24, 20)
         usable = (truth != 0) & (raw != -9999).all(axis=1)
-        reference = None
+        reference = Reference()
         for ranks in RANKS:
             for tile_rows in (5, None):
                 out = f"{d}/kp_{scene}_{ranks}_{tile_rows}.h5"
@@ -192,12 +203,7 @@ def part_knn_per_class(run, d):
                     f"{scene}, {ranks} ranks: {accuracy['evaluation_pixels']} evaluation pixels, " \
                     f"expected {usable.sum()} usable - {report['training_rows']} training"
                 got["matrix"] = np.array(accuracy["confusion_matrix"])
-                if reference is None:
-                    reference = got
-                    continue
-                for key, value in got.items():
-                    assert same_bits(value, reference[key]), f"{scene}, per class, {ranks} ranks, {tile_rows} rows: {key} differs"
-                checks += 1
+                checks += reference.check(got, f"{scene}, per class, {ranks} ranks, {tile_rows} rows")
         if scene == "f":
             per_class = np.bincount(truth[usable])[1:]
             assert report["training_rows"] == np.minimum(per_class, 20).sum(), "f: not every usable pixel of a small class trained"
@@ -211,7 +217,7 @@ def part_sam(run, d):
     make_scenes(run, d)
     checks = 0
     for scene in ("s", "f"):
-        reference = None
+        reference = Reference()
         for ranks in RANKS:
             for tile_rows, dedup in ((5, "on"), (None, "off")):
                 tag = f"{scene}_{ranks}_{tile_rows}_{dedup}"
@@ -221,12 +227,7 @@ def part_sam(run, d):
                 with h5py.File(f"{d}/m_{tag}.h5") as f:
                     got = {k: f[k][()] for k in ("cube", "score")}
                 got["rules"] = np.fromfile(f"{d}/r_{tag}.img", dtype=np.uint8)
-                if reference is None:
-                    reference = got
-                    continue
-                for key, value in got.items():
-                    assert same_bits(value, reference[key]), f"{scene}: {ranks} ranks, {tile_rows} rows, dedup {dedup}: {key} differs"
-                checks += 1
+                checks += reference.check(got, f"{scene}: {ranks} ranks, {tile_rows} rows, dedup {dedup}")
     return checks
 
 
