@@ -13,6 +13,7 @@
 #include "src/knn/classify.hpp"
 #include "src/knn/evaluation.hpp"
 #include "src/knn/outputs.hpp"
+#include "src/knn/run.hpp"
 #include "src/knn/sampling.hpp"
 #include "src/knn/scene_pass.hpp"
 
@@ -322,6 +323,35 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
           << io::data_type_name(type) << (shifted ? " shifted" : "");
     }
   }
+}
+
+// Class ids of any integer type, read on every core (2 M pixels: several pieces): the
+// ids as they are, and one id out of 0..65535 anywhere is a bad-input error on "data".
+TEST(KnnTruth, ClassRasterIdsAreReadOrRefusedWithTheirField) {
+  const io::CubeShape shape{2000, 1000, 1};
+  const auto raster = [&](io::DataType type, auto values) {
+    io::CubeInfo info;
+    info.shape = shape;
+    info.type = type;
+    return test::MemoryCube(info, test::to_bytes(values));
+  };
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(shape.pixels()));
+  for (std::size_t p = 0; p < ids.size(); ++p) ids[p] = static_cast<std::int32_t>((p * 7919) % 65536);
+  const auto read = read_class_raster(raster(io::DataType::i32, ids), shape);
+  ASSERT_TRUE(read.ok()) << read.error().line();
+  for (std::size_t p = 0; p < ids.size(); ++p) ASSERT_EQ((*read)[p], ids[p]) << "pixel " << p;
+  for (const std::int32_t bad : {-1, 65536}) {
+    auto wrong = ids;
+    wrong[1234567] = bad;
+    const auto refused = read_class_raster(raster(io::DataType::i32, wrong), shape);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().kind, ErrorKind::bad_input);
+    EXPECT_EQ(refused.error().field, "data");
+    EXPECT_EQ(refused.error().file, "memory.hdr");
+  }
+  const auto floats = read_class_raster(raster(io::DataType::f32, std::vector<float>(ids.size(), 1.0f)), shape);
+  ASSERT_FALSE(floats.ok());
+  EXPECT_EQ(floats.error().field, "data type");
 }
 
 TEST(KnnFeatures, FeatureSpecParsing) {
