@@ -73,7 +73,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   if (!voter) return voter.error();
   TopK running(0, options.k);
   TileOutputs out;
-  std::vector<float> queries;             // a deduplicated tile's unique rows
+  std::vector<float> queries;             // a deduplicated tile's rows (narrow ones widened here), then its unique rows
   std::vector<VoteResult> votes;          // per searched row
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
@@ -83,22 +83,23 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
 
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
   QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
-                   [&](int slot, std::int64_t floats) { return (*search)->query_buffer(floats, slot); });
+                   **search);
   const auto classify_tile = [&](const QueryTile& t) -> Status {
     const std::int64_t nq = t.count();
-    const float* searched_rows = t.queries.data();
+    const float* searched_rows = t.queries;
     // Exact duplicate spectra are searched and voted once; `searched` maps a query to its row.
     dedup::Duplicates dup;
     bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
     if (deduped) {
-      auto d = dedup::find_duplicates(t.queries, dims, options.backend);
+      const auto rows = host_queries(t, dims, tiles.shift(), queries);
+      auto d = dedup::find_duplicates(rows, dims, options.backend);
       if (!d) return d.error();
       dedup_rule.observe(*d);
       ++stats.deduped_tiles;
       stats.duplicates += d->rows() - d->uniques();
       deduped = d->uniques() < d->rows();  // none found: the packed rows are searched as they are
       if (deduped) {
-        queries.assign(t.queries.begin(), t.queries.end());
+        if (rows.data() != queries.data()) queries.assign(rows.begin(), rows.end());
         dedup::keep_unique_rows(queries, dims, *d);
         searched_rows = queries.data();
         dup = std::move(*d);

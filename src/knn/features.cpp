@@ -101,35 +101,45 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
   });
 }
 
+// The validity flags of pixels [begin, end), on the calling thread.
+template <class T>
+void validity_range(const T* samples, std::int64_t begin, std::int64_t end, const BandSelection& selection,
+                    std::optional<double> ignore_value, std::span<const BandRun> runs, std::uint8_t* valid) {
+  if (!needs_check<T>(ignore_value)) {
+    std::fill(valid + begin, valid + end, std::uint8_t{1});
+    return;
+  }
+  const float ignored = ignored_as_float(ignore_value);
+  for (std::int64_t p = begin; p < end; ++p) {
+    const T* in = samples + p * selection.scene_bands;
+    int bad = 0;
+    for (const auto& run : runs)
+      for (std::int64_t i = 0; i < run.count; ++i) bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
+    valid[p] = bad ? 0 : 1;
+  }
+}
+
 template <class T>
 void validity_typed(const T* samples, std::int64_t pixels, const BandSelection& selection,
                     std::optional<double> ignore_value, std::uint8_t* valid) {
-  if (!needs_check<T>(ignore_value)) {
-    std::fill(valid, valid + pixels, std::uint8_t{1});
-    return;
-  }
   const auto runs = band_runs(selection);
-  const float ignored = ignored_as_float(ignore_value);
   io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t p = begin; p < end; ++p) {
-      const T* in = samples + p * selection.scene_bands;
-      int bad = 0;
-      for (const auto& run : runs)
-        for (std::int64_t i = 0; i < run.count; ++i) {
-          bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
-        }
-      valid[p] = bad ? 0 : 1;
-    }
+    validity_range(samples, begin, end, selection, ignore_value, runs, valid);
   });
 }
 
-// The valid pixels' features, widened and shifted in one pass over the raw samples.
-// Each feature is rounded to float first, then shifted in double and rounded once more:
-// the bits of extract_features followed by pack_valid_pixels.
-template <class T>
-void pack_typed(const T* samples, const BandSelection& selection, std::span<const double> shift,
-                std::span<const std::uint8_t> valid, std::span<const std::int64_t> first_query, float* queries,
-                std::int64_t* pixel) {
+// Feature f of a query from its raw sample: rounded to float first, then shifted in
+// double and rounded once more (the bits of extract_features followed by
+// pack_valid_pixels). The CUDA widening kernel (kernels/convert.cuh) computes the same.
+float shifted_feature(float v, std::span<const double> shift, std::size_t f) {
+  return shift.empty() ? v : static_cast<float>(static_cast<double>(v) - shift[f]);
+}
+
+// The valid pixels' used bands, in one pass over the raw samples, each sample stored
+// by `put(out_row, feature, sample)`.
+template <class T, class Out, class Put>
+void pack_typed(const T* samples, const BandSelection& selection, std::span<const std::uint8_t> valid,
+                std::span<const std::int64_t> first_query, Out* rows, std::int64_t* pixel, Put put) {
   const std::int64_t dims = selection.dims();
   const std::int64_t pixels = static_cast<std::int64_t>(valid.size());
   const auto pieces = static_cast<std::int64_t>(first_query.size()) - 1;
@@ -141,17 +151,37 @@ void pack_typed(const T* samples, const BandSelection& selection, std::span<cons
         if (!valid[static_cast<std::size_t>(p)]) continue;
         pixel[q] = p;
         const T* in = samples + p * selection.scene_bands;
-        float* out = queries + q * dims;
+        Out* out = rows + q * dims;
         for (const auto& run : runs)
-          for (std::int64_t i = 0; i < run.count; ++i) {
-            const float v = static_cast<float>(in[run.scene_band + i]);
-            const auto f = static_cast<std::size_t>(run.feature + i);
-            out[f] = shift.empty() ? v : static_cast<float>(static_cast<double>(v) - shift[f]);
-          }
+          for (std::int64_t i = 0; i < run.count; ++i)
+            put(out, static_cast<std::size_t>(run.feature + i), in[run.scene_band + i]);
         ++q;
       }
     }
   });
+}
+
+// Validity of every pixel of the tile and the first query row of each packing piece,
+// in one parallel pass (each piece's flags counted while they are in cache).
+std::vector<std::int64_t> count_valid(const io::Tile& tile, const BandSelection& selection,
+                                      std::optional<double> ignore_value, std::vector<std::uint8_t>& valid) {
+  const std::int64_t pixels = tile.pixels();
+  valid.resize(static_cast<std::size_t>(pixels));
+  const auto runs = band_runs(selection);
+  const std::int64_t pieces = (pixels + kPackPixels - 1) / kPackPixels;
+  std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      const std::int64_t from = piece * kPackPixels, to = std::min(pixels, (piece + 1) * kPackPixels);
+      io::visit_data_type(tile.type(), [&](auto zero) {
+        using T = decltype(zero);
+        validity_range(tile.as<T>().data(), from, to, selection, ignore_value, runs, valid.data());
+      });
+      first[static_cast<std::size_t>(piece) + 1] = std::count(valid.begin() + from, valid.begin() + to, std::uint8_t{1});
+    }
+  });
+  for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  return first;
 }
 
 }  // namespace
@@ -180,25 +210,45 @@ void extract_validity(const io::Tile& tile, const BandSelection& selection, std:
 std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selection,
                                 std::optional<double> ignore_value, std::span<const double> shift, float* queries,
                                 std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel) {
-  const std::int64_t pixels = tile.pixels();
-  valid.resize(static_cast<std::size_t>(pixels));
-  extract_validity(tile, selection, ignore_value, valid.data());
-  const std::int64_t pieces = (pixels + kPackPixels - 1) / kPackPixels;
-  std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (auto piece = begin; piece < end; ++piece) {
-      const auto from = valid.begin() + piece * kPackPixels;
-      const auto to = valid.begin() + std::min(pixels, (piece + 1) * kPackPixels);
-      first[static_cast<std::size_t>(piece) + 1] = std::count(from, to, std::uint8_t{1});
-    }
-  });
-  for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  const auto first = count_valid(tile, selection, ignore_value, valid);
   pixel.resize(static_cast<std::size_t>(first.back()));
   io::visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
-    pack_typed(tile.as<T>().data(), selection, shift, valid, first, queries, pixel.data());
+    pack_typed(tile.as<T>().data(), selection, valid, first, queries, pixel.data(),
+               [&](float* out, std::size_t f, T v) { out[f] = shifted_feature(static_cast<float>(v), shift, f); });
   });
   return first.back();
+}
+
+bool is_narrow(io::DataType type) {
+  return type == io::DataType::u8 || type == io::DataType::i16 || type == io::DataType::u16;
+}
+
+std::int64_t pack_valid_samples(const io::Tile& tile, const BandSelection& selection,
+                                std::optional<double> ignore_value, void* rows, std::vector<std::uint8_t>& valid,
+                                std::vector<std::int64_t>& pixel) {
+  const auto first = count_valid(tile, selection, ignore_value, valid);
+  pixel.resize(static_cast<std::size_t>(first.back()));
+  io::visit_data_type(tile.type(), [&](auto zero) {
+    using T = decltype(zero);
+    pack_typed(tile.as<T>().data(), selection, valid, first, static_cast<T*>(rows), pixel.data(),
+               [](T* out, std::size_t f, T v) { out[f] = v; });
+  });
+  return first.back();
+}
+
+void widen_queries(const void* rows, io::DataType type, std::int64_t count, std::int64_t dims,
+                   std::span<const double> shift, float* queries) {
+  io::visit_data_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    const T* in = static_cast<const T*>(rows);
+    io::parallel_for(count, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t q = begin; q < end; ++q)
+        for (std::int64_t f = 0; f < dims; ++f)
+          queries[q * dims + f] =
+              shifted_feature(static_cast<float>(in[q * dims + f]), shift, static_cast<std::size_t>(f));
+    });
+  });
 }
 
 }  // namespace hb::knn

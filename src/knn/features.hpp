@@ -60,4 +60,17 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
                                 std::optional<double> ignore_value, std::span<const double> shift, float* queries,
                                 std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
 
+// The narrow sample types (u8, i16, u16) that cross to a GPU as they are stored and are
+// widened there: half the bytes of FP32 or fewer (KnnSearch::narrow_buffer).
+bool is_narrow(io::DataType type);
+// pack_valid_queries without the widening: the valid pixels' used bands as they are
+// stored, [count, dims] of the tile's type, into `rows`.
+std::int64_t pack_valid_samples(const io::Tile& tile, const BandSelection& selection,
+                                std::optional<double> ignore_value, void* rows, std::vector<std::uint8_t>& valid,
+                                std::vector<std::int64_t>& pixel);
+// The rest of pack_valid_queries: `count` rows of packed samples of `type` to FP32
+// queries, feature f widened to float, then minus shift[f] in double, rounded once.
+void widen_queries(const void* rows, io::DataType type, std::int64_t count, std::int64_t dims,
+                   std::span<const double> shift, float* queries);
+
 }  // namespace hb::knn

@@ -1,34 +1,77 @@
 #include "src/knn/query_tiles.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "io/tile_reader.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::knn {
 
+std::span<const float> host_queries(const QueryTile& tile, std::int64_t dims, std::span<const double> shift,
+                                    std::vector<float>& scratch) {
+  const auto floats = static_cast<std::size_t>(tile.count() * dims);
+  if (tile.packed_type == io::DataType::f32) return {static_cast<const float*>(tile.packed), floats};
+  scratch.resize(floats);
+  widen_queries(tile.packed, tile.packed_type, tile.count(), dims, shift, scratch.data());
+  return scratch;
+}
+
 QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
-                       std::vector<double> shift, BufferFn buffer)
-    : scene_(scene), selection_(selection), dims_(selection.dims()), tiles_(std::move(tiles)),
-      shift_(std::move(shift)), buffer_(std::move(buffer)), reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
+                       std::vector<double> shift, KnnSearch& search)
+    : scene_(scene),
+      selection_(selection),
+      dims_(selection.dims()),
+      tiles_(std::move(tiles)),
+      shift_(std::move(shift)),
+      search_(search),
+      narrow_(search.widens_narrow(scene.info().type)),
+      reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
 
 QueryTiles::~QueryTiles() {
   if (pending_.valid()) pending_.wait();
+  spdlog::debug("knn query tiles ({}): worker {:.3f} s waiting for reads, {:.3f} s packing {:.2f} GB of queries ({}), "
+                "{:.3f} s handing them to the search",
+                next_, worker_.read, worker_.pack, static_cast<double>(worker_.bytes) / 1e9,
+                narrow_ ? io::data_type_name(scene_.info().type) : "float32", worker_.hand);
 }
 
 void QueryTiles::start(std::size_t tile) {
   const std::int64_t pixels = tiles_[tile].rows() * scene_.info().shape.samples;
-  float* buffer = buffer_(static_cast<int>(tile % 2), std::max<std::int64_t>(pixels * dims_, 1));
+  const int slot = static_cast<int>(tile % 2);
+  void* buffer = narrow_ ? search_.narrow_buffer(scene_.info().type, pixels, dims_, slot)
+                         : static_cast<void*>(search_.query_buffer(std::max<std::int64_t>(pixels * dims_, 1), slot));
   pending_ = std::async(std::launch::async, [this, tile, buffer] { return pack(tile, buffer); });
 }
 
-Status QueryTiles::pack(std::size_t tile, float* buffer) {
+Status QueryTiles::pack(std::size_t tile, void* buffer) {
+  Stopwatch clock;
   auto raw = reader_->next();
+  worker_.read += clock.lap();
   if (!raw) return raw.error();
   if (*raw == nullptr) return Error{ErrorKind::internal, {}, "knn", "the scene's tiles ended early"};
-  auto& pixel = pixel_[tile % 2];
-  const std::int64_t count = pack_valid_queries(**raw, selection_, scene_.info().meta.data_ignore_value, shift_,
-                                                buffer, valid_, pixel);
-  slots_[tile % 2] = {tiles_[tile], (*raw)->pixels(), {buffer, static_cast<std::size_t>(count * dims_)}, pixel};
+  const int slot = static_cast<int>(tile % 2);
+  auto& pixel = pixel_[slot];
+  const auto ignore = scene_.info().meta.data_ignore_value;
+  QueryTile& out = slots_[slot];
+  out = {tiles_[tile], (*raw)->pixels(), static_cast<const float*>(buffer), buffer, io::DataType::f32, {}};
+  if (!narrow_) {
+    const std::int64_t count =
+        pack_valid_queries(**raw, selection_, ignore, shift_, static_cast<float*>(buffer), valid_, pixel);
+    worker_.pack += clock.lap();
+    worker_.bytes += count * dims_ * 4;
+  } else {
+    const std::int64_t count = pack_valid_samples(**raw, selection_, ignore, buffer, valid_, pixel);
+    worker_.pack += clock.lap();
+    worker_.bytes += count * dims_ * static_cast<std::int64_t>(io::bytes_per_sample(scene_.info().type));
+    auto queries = search_.widen(slot, scene_.info().type, count, dims_, shift_);
+    worker_.hand += clock.lap();
+    if (!queries) return queries.error();
+    out.queries = *queries;
+    out.packed_type = scene_.info().type;
+  }
+  out.pixel = pixel;
   return {};
 }
 

@@ -117,8 +117,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   ShardStream stream(std::move(mine), dims, mode, comm);
   auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
-  QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()},
-                    [&](int slot, std::int64_t floats) { return (*search)->query_buffer(floats, slot); });
+  QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()}, **search);
   const int k = options.k;
   TopK running(0, k);
   std::vector<VoteResult> votes;
@@ -132,8 +131,8 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
     Stopwatch clock;
     Status local;
-    // Packed where the search wants them (pinned on a GPU) while the previous tile was
-    // searched: uploaded once for every shard.
+    // Packed where the search wants them (pinned on a GPU, narrow samples already
+    // widened there) while the previous tile was searched: uploaded once for every shard.
     const float* queries = nullptr;
     std::span<const std::int64_t> query_pixel;
     if (have) {
@@ -141,7 +140,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
       if (!tile) local = tile.error();
       else if (*tile == nullptr) local = Error{ErrorKind::internal, {}, "knn", "the query tiles ended early"};
       else {
-        queries = (*tile)->queries.data();
+        queries = (*tile)->queries;
         query_pixel = (*tile)->pixel;
       }
     }

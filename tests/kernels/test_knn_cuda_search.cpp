@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <tuple>
@@ -330,6 +331,43 @@ TEST(CudaKnnSearch, TiesGoToTheLowerTrainingIndex) {
 TEST(CudaKnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
   HB_REQUIRE_GPU();
   test::expect_sequences_over_query_slots_equal_plain_searches(gpu_factory(), kDims);
+}
+
+// int16 rows uploaded as they are and widened on the GPU, from another thread.
+TEST(CudaKnnSearch, NarrowQuerySlotsEqualQueriesWidenedOnTheHost) {
+  HB_REQUIRE_GPU();
+  test::expect_narrow_slots_equal_widened_floats(gpu_factory(), kDims);
+}
+
+// The widening kernel gives the host's bits for every value of each narrow type, under
+// shifts whose subtraction must round (thirds, and values far beyond the samples).
+TEST(CudaKnnSearch, WideningOnTheGpuGivesTheHostsBitsForEveryValue) {
+  HB_REQUIRE_GPU();
+  auto search = gpu_search(SelectMethod::fast);
+  std::vector<double> shift(static_cast<std::size_t>(kDims));
+  for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
+  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
+    io::visit_data_type(type, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+        const std::int64_t values = std::int64_t{std::numeric_limits<T>::max()} - std::numeric_limits<T>::min() + 1;
+        const std::int64_t rows = (values + kDims - 1) / kDims;
+        std::vector<T> raw(static_cast<std::size_t>(rows * kDims));
+        for (std::size_t i = 0; i < raw.size(); ++i)
+          raw[i] = static_cast<T>(std::numeric_limits<T>::min() + static_cast<std::int64_t>(i) % values);
+        for (const bool shifted : {false, true}) {
+          const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
+          std::memcpy(search->narrow_buffer(type, rows, kDims, 1), raw.data(), raw.size() * sizeof(T));
+          auto widened = search->widen(1, type, rows, kDims, s);
+          ASSERT_TRUE(widened.ok()) << widened.error().line();
+          std::vector<float> got(raw.size()), want(raw.size());
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(got.data(), *widened, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+          widen_queries(raw.data(), type, rows, kDims, s, want.data());
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << io::data_type_name(type) << shifted;
+        }
+      }
+    });
 }
 
 TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {

@@ -6,10 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
+#include <future>
+#include <limits>
 #include <memory>
+#include <random>
 #include <vector>
 
+#include "io/data_type.hpp"
+#include "src/knn/features.hpp"
 #include "src/knn/search.hpp"
 #include "src/knn/training.hpp"
 #include "tests/src/knn_test_support.hpp"
@@ -165,6 +171,68 @@ inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchF
           }
       }
     }
+}
+
+// Narrow queries, QueryTiles' path for u8/i16/u16 scenes: rows packed as stored into
+// narrow_buffer's slots in turn, widened on another thread (as QueryTiles' worker does)
+// and searched plainly and in sequences over shards give exactly the lists of the same
+// rows widened on the host (widen_queries), over each type's whole range, with and
+// without a shift, for every method.
+inline void expect_narrow_slots_equal_widened_floats(const SearchFactory& make, std::int64_t dims) {
+  constexpr std::int64_t kRows = 129;
+  const auto train = random_radiances(700, dims, 77);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shards{{0, 300}, {300, 0}, {300, 400}};
+  const auto shard_chunk = [&](int step) -> Result<TrainingChunk> {
+    const auto [first, count] = shards[static_cast<std::size_t>(step)];
+    return TrainingChunk{train.data() + first * dims, count, dims, first};
+  };
+  std::vector<double> shift(static_cast<std::size_t>(dims));
+  for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = 1000.0 + static_cast<double>(f) / 3.0;
+  const auto expect_equal = [](const TopK& got, const TopK& want, const std::string& what) {
+    for (std::int64_t q = 0; q < got.queries(); ++q)
+      for (int j = 0; j < got.k(); ++j) {
+        ASSERT_EQ(got.indices(q)[j], want.indices(q)[j]) << what << " query " << q;
+        ASSERT_EQ(got.distances(q)[j], want.distances(q)[j]) << what << " query " << q;
+      }
+  };
+  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
+    io::visit_data_type(type, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+        std::mt19937 rng(static_cast<unsigned>(type));
+        std::uniform_int_distribution<int> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+        for (const bool shifted : {false, true})
+          for (const auto method : explicit_methods()) {
+            const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
+            const std::string what = std::string(io::data_type_name(type)) + (shifted ? " shifted " : " ") +
+                                     std::string(select_method_name(method));
+            auto search = make(method);
+            auto reference = make(method);
+            ASSERT_TRUE(search && reference);
+            for (int tile = 0; tile < 4; ++tile) {  // slots 0, 1, 0, 1
+              const int slot = tile % 2;
+              std::vector<T> raw(static_cast<std::size_t>(kRows * dims));
+              for (auto& v : raw) v = static_cast<T>(value(rng));
+              std::memcpy(search->narrow_buffer(type, kRows, dims, slot), raw.data(), raw.size() * sizeof(T));
+              auto queries =
+                  std::async(std::launch::async, [&] { return search->widen(slot, type, kRows, dims, s); }).get();
+              ASSERT_TRUE(queries.ok()) << queries.error().line();
+              std::vector<float> widened(raw.size());
+              widen_queries(raw.data(), type, kRows, dims, s, widened.data());
+              TopK got(kRows, 5), want(kRows, 5), got_plain(kRows, 5), want_plain(kRows, 5);
+              ASSERT_TRUE(
+                  search->search_sequence(*queries, kRows, static_cast<int>(shards.size()), shard_chunk, got).ok());
+              for (int step = 0; step < static_cast<int>(shards.size()); ++step)
+                ASSERT_TRUE(reference->search(widened.data(), kRows, *shard_chunk(step), want).ok());
+              expect_equal(got, want, what + " sequence");
+              const TrainingChunk whole{train.data(), 700, dims, 0};
+              ASSERT_TRUE(search->search(*queries, kRows, whole, got_plain).ok());
+              ASSERT_TRUE(reference->search(widened.data(), kRows, whole, want_plain).ok());
+              expect_equal(got_plain, want_plain, what + " plain");
+            }
+          }
+      }
+    });
 }
 
 }  // namespace hb::knn::test

@@ -280,7 +280,8 @@ TEST(KnnFeatures, BadBandsDroppedAndNonFiniteOrIgnoredPixelsFlagged) {
 
 // The one-pass packer of QueryTiles gives the bits of extract_features followed by
 // pack_valid_pixels, for every data type, with and without a shift, over more pixels
-// than one packing piece (ignored, non-finite and bad-band samples included).
+// than one packing piece (ignored, non-finite and bad-band samples included); so does
+// packing the samples as stored and widening them afterwards.
 TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
   constexpr std::int64_t kRows = 3, kWide = 7001, kSceneBands = 5;
   io::CubeInfo info;
@@ -321,6 +322,14 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
       EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
       EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
           << io::data_type_name(type) << (shifted ? " shifted" : "");
+      // Packed as stored, then widened (the narrow path a GPU search takes): the same bits.
+      std::vector<std::byte> packed(features.size() * io::bytes_per_sample(type));
+      std::vector<float> widened(features.size());
+      ASSERT_EQ(pack_valid_samples(tile, selection, ignore, packed.data(), got_valid, got_pixel), n);
+      EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
+      widen_queries(packed.data(), type, n, selection.dims(), s, widened.data());
+      EXPECT_EQ(std::memcmp(widened.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
+          << io::data_type_name(type) << (shifted ? " shifted, packed then widened" : " packed then widened");
     }
   }
 }

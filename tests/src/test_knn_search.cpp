@@ -136,6 +136,10 @@ TEST(KnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
   test::expect_sequences_over_query_slots_equal_plain_searches(cpu_factory(), kDims);
 }
 
+TEST(KnnSearch, NarrowQuerySlotsEqualQueriesWidenedOnTheHost) {
+  test::expect_narrow_slots_equal_widened_floats(cpu_factory(), kDims);
+}
+
 TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
   test::expect_duplicates_at_exactly_zero(cpu_factory(), kDims);
 }
