@@ -29,6 +29,15 @@ ensure_flightline() {
   log "synth 5 GB flightline: $(since $t0) s"
 }
 
+# The scenes of the scaling parts: PATH.hdr of LINES x 677 x 224 int16 (10 % fill
+# border, seed 5; 33000 lines a 10 GB) and its truth, made and timed: dist_scene PATH LINES TAG.
+dist_scene() {
+  local t0; t0=$(now)
+  "$bin/hyperbatch" -q synth -o "$1.hdr" --lines "$2" --samples 677 --bands 224 --classes 8 --seed 5 \
+    --fill-border 0.1 > /dev/null
+  log "$3: synth $(basename "$1") ($2 lines): $(since $t0) s"
+}
+
 log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';') / $(nproc) cores"
 tests=${HB_DEVICE_TESTS:-.}
 # Not here: the real-data ENVI test wants every scene of ../shared/data and Spectral

@@ -5,15 +5,12 @@
 # `HB_BASE=path/to/hyperbatch bench/make_bundle` from a build of the commit to compare
 # with; without it the part is skipped. KNN on the 40 GB dist scene (as dist.sh), each
 # binary twice: base, new, base, new; the -v logs keep each run's stage split.
-# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
+# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since, dist_scene).
 if [[ ! -x $bin/hyperbatch_base ]]; then
   log "ab: no bin/hyperbatch_base in the bundle: part skipped"
 else
 ab_scene=$work/ab40
-t0=$(now)
-"$bin/hyperbatch" -q synth -o "$ab_scene.hdr" --lines 132000 --samples 677 --bands 224 --classes 8 --seed 5 \
-  --fill-border 0.1 > /dev/null
-log "ab: synth 40 GB (132000 lines): $(since $t0) s"
+dist_scene "$ab_scene" 132000 ab
 for round in 1 2; do
   for which in base new; do
     exe=$bin/hyperbatch; [[ $which == base ]] && exe=$bin/hyperbatch_base

@@ -26,15 +26,6 @@ for p in 2 4 8; do
     log "dist: mpirun -np $p $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
   done
 done
-# Synthetic scenes of 10 m GB (677 samples x 224 bands int16, 10 % fill border), made
-# when their turn comes and removed after it.
-synth_scene() {  # NAME LINES
-  local t0; t0=$(now)
-  "$bin/hyperbatch" -q synth -o "$work/$1.hdr" --lines "$2" --samples 677 --bands 224 --classes 8 --seed 5 \
-    --fill-border 0.1 > /dev/null
-  log "dist: synth $1 ($2 lines): $(since $t0) s ($gpus GPUs)"
-}
-
 # The write floor of this host's disk and page cache: what an output of that size costs.
 t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 status=none; log "dist: dd 2 GiB into the page cache: $(since $t0) s"
 t0=$(now); dd if=/dev/zero of="$work/dd.bin" bs=8M count=256 conv=fsync status=none; log "dist: dd 2 GiB to disk (fsync): $(since $t0) s"
@@ -97,10 +88,12 @@ scaling() {  # SCENE COUNT...
 }
 # A scene of 10 m GB runs on 1, 2, 4, 8 GPUs up to m (and the host's GPUs): strong
 # scaling along each scene, weak scaling (10 GB a GPU) along the diagonal.
+# Scenes (dist_scene: 677 samples x 224 bands int16, 10 % fill border) are made when
+# their turn comes and removed after it.
 for m in 1 2 4 8; do
   [[ $m -le 4 || $m -le $gpus ]] || continue
   counts=(); for p in 1 2 4 8; do [[ $p -le $m && $p -le $gpus ]] && counts+=($p); done
-  synth_scene dist$((10 * m)) $((33000 * m))
+  dist_scene "$work/dist$((10 * m))" $((33000 * m)) dist
   scaling dist$((10 * m)) "${counts[@]}"
   # The largest scene's MNF again with its components written to memory (tmpfs): MNF on
   # storage that outruns this VM's disk, whose fsync'd 1.6 GB/s caps the runs above.

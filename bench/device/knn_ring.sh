@@ -26,10 +26,7 @@ for p in 1 2 4; do
 done
 
 scene=$work/ring20
-t0=$(now)
-"$bin/hyperbatch" -q synth -o "$scene.hdr" --lines 66000 --samples 677 --bands 224 --classes 8 --seed 5 \
-  --fill-border 0.1 > /dev/null
-log "knn_ring: synth 20 GB: $(since $t0) s"
+dist_scene "$scene" 66000 knn_ring
 ring_run() {  # NAME RANKS PER_CLASS MODE
   local t0; t0=$(now)
   timeout 200 $mpi -np "$2" "$bin/hyperbatch" -v knn "$scene.hdr" --truth "${scene}_truth.hdr" --train-per-class "$3" \
