@@ -31,9 +31,9 @@ QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, st
 
 QueryTiles::~QueryTiles() {
   if (pending_.valid()) pending_.wait();
-  spdlog::debug("knn query tiles ({}): worker {:.3f} s waiting for reads, {:.3f} s packing {:.2f} GB of queries ({}), "
+  spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s packing {:.2f} GB of queries ({}), "
                 "{:.3f} s handing them to the search",
-                next_, worker_.read, worker_.pack, static_cast<double>(worker_.bytes) / 1e9,
+                next_, read_seconds_, worker_.pack, static_cast<double>(worker_.bytes) / 1e9,
                 narrow_ ? io::data_type_name(scene_.info().type) : "float32", worker_.hand);
 }
 
@@ -42,13 +42,17 @@ void QueryTiles::start(std::size_t tile) {
   const int slot = static_cast<int>(tile % 2);
   void* buffer = narrow_ ? search_.narrow_buffer(scene_.info().type, pixels, dims_, slot)
                          : static_cast<void*>(search_.query_buffer(std::max<std::int64_t>(pixels * dims_, 1), slot));
-  pending_ = std::async(std::launch::async, [this, tile, buffer] { return pack(tile, buffer); });
-}
-
-Status QueryTiles::pack(std::size_t tile, void* buffer) {
+  // The tile is taken here, on the caller's thread: an HDF5 scene is read by the thread
+  // that asks (the library is not thread-safe, and the caller writes HDF5 outputs
+  // between tiles); an ENVI scene was read ahead on the reader's own thread.
   Stopwatch clock;
   auto raw = reader_->next();
-  worker_.read += clock.lap();
+  read_seconds_ += clock.lap();
+  pending_ = std::async(std::launch::async, [this, tile, buffer, raw] { return pack(tile, buffer, raw); });
+}
+
+Status QueryTiles::pack(std::size_t tile, void* buffer, Result<const io::Tile*> raw) {
+  Stopwatch clock;
   if (!raw) return raw.error();
   if (*raw == nullptr) return Error{ErrorKind::internal, {}, "knn", "the scene's tiles ended early"};
   const int slot = static_cast<int>(tile % 2);

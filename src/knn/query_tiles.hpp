@@ -1,12 +1,13 @@
 // Query tiles packed one ahead of the search: while the caller searches tile i (the GPU
-// busy, the calling thread waiting on it), a worker thread takes tile i + 1 from an
-// io::TileReader (read one further ahead) and packs its valid pixels into the other of
-// two slots of the search's buffers: as FP32 queries shifted by the training mean
-// (pack_valid_queries), or, for a search that widens narrow samples itself, as they are
-// stored (pack_valid_samples), handed to KnnSearch::widen from the worker so that the
-// GPU's copy and widening overlap the current tile's search. Without the worker the
-// host's reading and packing and the GPU's search took turns, and each sat idle half
-// the pass.
+// busy, the calling thread waiting on it), a worker thread packs tile i + 1, which the
+// caller took from an io::TileReader (an ENVI scene is read one further ahead on the
+// reader's thread; an HDF5 scene is read by the caller, the library not being
+// thread-safe), into the other of two slots of the search's buffers: as FP32 queries
+// shifted by the training mean (pack_valid_queries), or, for a search that widens
+// narrow samples itself, as they are stored (pack_valid_samples), handed to
+// KnnSearch::widen from the worker so that the GPU's copy and widening overlap the
+// current tile's search. Without the worker the host's reading and packing and the
+// GPU's search took turns, and each sat idle half the pass.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,7 @@ class QueryTiles {
 
  private:
   void start(std::size_t tile);  // the worker packs `tile` into slot tile % 2
-  Status pack(std::size_t tile, void* buffer);
+  Status pack(std::size_t tile, void* buffer, Result<const io::Tile*> raw);
 
   const io::Cube& scene_;
   const BandSelection& selection_;
@@ -69,10 +70,11 @@ class QueryTiles {
   QueryTile slots_[2];
   std::vector<std::int64_t> pixel_[2];
   std::vector<std::uint8_t> valid_;  // the worker's scratch
+  double read_seconds_ = 0;  // the caller's, waiting for the reader
   struct {
-    double read = 0, pack = 0, hand = 0;  // seconds: reader, validity and packing, widen()
-    std::int64_t bytes = 0;               // packed
-  } worker_;                              // the worker's own, logged at the end
+    double pack = 0, hand = 0;  // seconds: validity and packing, widen()
+    std::int64_t bytes = 0;     // packed
+  } worker_;                    // the worker's own, logged at the end
 };
 
 }  // namespace hb::knn

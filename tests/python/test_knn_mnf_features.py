@@ -49,6 +49,15 @@ with hbtest.workdir() as tmp:
     print(f"mnf:{N} features: {agreement:.5f} of {valid.sum()} labels equal sklearn's")
     checks.true(agreement >= 0.999, f"label agreement with sklearn on MNF components {agreement:.5f} < 0.999")
 
+    # The components cube is HDF5: read tile by tile (18 tiles) while the class map is
+    # written into HDF5 between tiles, on the one thread that may call the library.
+    h5_out = os.path.join(tmp, "classes.h5")
+    hbtest.run(args.cli, "knn", scene, "--truth", truth, "--train-fraction", 0.1, "--seed", 5, "-k", K,
+               "--features", f"mnf:{N}", "--tile-rows", 4, "-o", h5_out)
+    with h5py.File(h5_out, "r") as f:
+        checks.true(np.array_equal(f["/cube"][...].reshape(-1).astype(np.int64), got),
+                    "HDF5 scene in 18 tiles to an HDF5 class map: the ENVI run's labels")
+
     # --apply: a basis computed elsewhere (here the scene's own, via --stats-only) gives
     # the same class map as computing it in the run.
     stats = os.path.join(tmp, "stats.h5")
