@@ -11,20 +11,28 @@ __global__ void widen_to_f32(const T* __restrict__ in, float* __restrict__ out, 
     out[i] = static_cast<float>(in[i]);
 }
 
-// The same with a per-band shift: the band index f follows i without a division (the
-// grid stride is a fixed number of bands on).
+// One thread an output element (q, f), consecutive threads along a query's features:
+// q and f follow i without a division (the grid stride is a fixed step in both).
 template <class T>
-__global__ void widen_shift_f32(const T* __restrict__ in, float* __restrict__ out, std::size_t n, int dims,
-                                const double* __restrict__ shift) {
+__global__ void gather_widen_shift(const T* __restrict__ tile, std::int64_t scene_bands,
+                                   const std::int64_t* __restrict__ pixel, const std::int64_t* __restrict__ band,
+                                   std::size_t n, int dims, const double* __restrict__ shift, float* __restrict__ out) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  const int step = static_cast<int>(stride % static_cast<std::size_t>(dims));
-  int f = static_cast<int>(i % static_cast<std::size_t>(dims));
+  const auto d = static_cast<std::size_t>(dims);
+  const int f_step = static_cast<int>(stride % d);
+  const std::size_t q_step = stride / d;
+  int f = static_cast<int>(i % d);
+  std::size_t q = i / d;
   for (; i < n; i += stride) {
-    const float v = static_cast<float>(in[i]);
+    const float v = static_cast<float>(tile[pixel[q] * scene_bands + band[f]]);
     out[i] = shift ? static_cast<float>(static_cast<double>(v) - shift[f]) : v;
-    f += step;
-    if (f >= dims) f -= dims;
+    f += f_step;
+    q += q_step;
+    if (f >= dims) {
+      f -= dims;
+      ++q;
+    }
   }
 }
 
@@ -34,14 +42,16 @@ unsigned grid_for(std::size_t n, int threads) {
 
 }  // namespace
 
-cudaError_t widen_and_shift(io::DataType type, const void* in, std::int64_t rows, int dims, const double* shift,
-                            float* out, cudaStream_t stream) {
+cudaError_t gather_queries(io::DataType type, const void* tile, std::int64_t scene_bands, const std::int64_t* pixel,
+                           std::int64_t rows, const std::int64_t* band, int dims, const double* shift, float* out,
+                           cudaStream_t stream) {
   const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims);
   if (n == 0) return cudaSuccess;
   constexpr int kThreads = 256;
   io::visit_data_type(type, [&](auto zero) {
     using T = decltype(zero);
-    widen_shift_f32<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const T*>(in), out, n, dims, shift);
+    gather_widen_shift<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const T*>(tile), scene_bands,
+                                                                          pixel, band, n, dims, shift, out);
   });
   return cudaGetLastError();
 }

@@ -16,10 +16,12 @@ namespace hb::kernels {
 cudaError_t convert_to_f32(io::DataType type, const void* in, float* out, std::size_t n,
                            cudaStream_t stream);
 
-// KNN queries from packed rows [rows, dims] of `type` (device): out[r, f] =
-// float(double(float(in[r, f])) - shift[f]), the host's bits (src/knn/features.cpp);
-// shift: dims doubles on the device, or null for float(in[r, f]).
-cudaError_t widen_and_shift(io::DataType type, const void* in, std::int64_t rows, int dims, const double* shift,
-                            float* out, cudaStream_t stream);
+// KNN queries gathered from a raw BIP tile of `type` with `scene_bands` bands (device):
+// out[q, f] = float(double(float(v)) - shift[f]) with v = tile[pixel[q], band[f]], the
+// host's bits (src/knn/features.cpp gather_queries); pixel: `rows` tile-local pixels,
+// band: `dims` scene bands, shift: dims doubles or null for float(v); all on the device.
+cudaError_t gather_queries(io::DataType type, const void* tile, std::int64_t scene_bands, const std::int64_t* pixel,
+                           std::int64_t rows, const std::int64_t* band, int dims, const double* shift, float* out,
+                           cudaStream_t stream);
 
 }  // namespace hb::kernels

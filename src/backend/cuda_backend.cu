@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/convert.cuh"
+#include "src/backend/cuda_device_buffers.hpp"
 #include "src/backend/cuda_eigen.hpp"
 #include "src/backend/cuda_mnf.hpp"
 
@@ -63,14 +64,7 @@ class CudaBackend final : public Backend {
     return {};
   }
 
-  io::HostAllocator host_allocator() const override {
-    return [](std::size_t bytes) -> std::shared_ptr<std::byte[]> {
-      void* pinned = nullptr;
-      if (cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) != cudaSuccess)
-        return std::make_shared<std::byte[]>(bytes);  // pageable: the engine stages it
-      return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(pinned), [](std::byte* p) { cudaFreeHost(p); });
-    };
-  }
+  io::HostAllocator host_allocator() const override { return cuda::pinned_allocator(); }
 
   Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override {
     return mnf_engine().accumulate_moments(tile, rules, data);

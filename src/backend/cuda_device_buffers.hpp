@@ -4,7 +4,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <memory>
+
+#include "io/tile.hpp"
 
 namespace hb::cuda {
 
@@ -57,5 +61,18 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// Pinned host memory for tiles that cross to a device (pageable when none is left: the
+// copy engine then stages it).
+inline io::HostAllocator pinned_allocator() {
+  return [](std::size_t bytes) -> std::shared_ptr<std::byte[]> {
+    void* pinned = nullptr;
+    if (cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {
+      cudaGetLastError();
+      return std::make_shared<std::byte[]>(bytes);
+    }
+    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(pinned), [](std::byte* p) { cudaFreeHost(p); });
+  };
+}
 
 }  // namespace hb::cuda

@@ -73,7 +73,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   if (!voter) return voter.error();
   TopK running(0, options.k);
   TileOutputs out;
-  std::vector<float> queries;             // a deduplicated tile's rows (narrow ones widened here), then its unique rows
+  std::vector<float> queries;             // a deduplicated tile's rows (gathered ones copied home), then its unique rows
   std::vector<VoteResult> votes;          // per searched row
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
@@ -91,15 +91,16 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     dedup::Duplicates dup;
     bool deduped = nq > 1 && dedup_rule.use_for_next_tile();
     if (deduped) {
-      const auto rows = host_queries(t, dims, tiles.shift(), queries);
-      auto d = dedup::find_duplicates(rows, dims, options.backend);
+      auto rows = tiles.host_queries(t, queries);
+      if (!rows) return rows.error();
+      auto d = dedup::find_duplicates(*rows, dims, options.backend);
       if (!d) return d.error();
       dedup_rule.observe(*d);
       ++stats.deduped_tiles;
       stats.duplicates += d->rows() - d->uniques();
       deduped = d->uniques() < d->rows();  // none found: the packed rows are searched as they are
       if (deduped) {
-        if (rows.data() != queries.data()) queries.assign(rows.begin(), rows.end());
+        if (rows->data() != queries.data()) queries.assign(rows->begin(), rows->end());
         dedup::keep_unique_rows(queries, dims, *d);
         searched_rows = queries.data();
         dup = std::move(*d);

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <map>
 #include <optional>
@@ -65,16 +66,15 @@ class CudaKnnSearch final : public KnnSearch {
  public:
   CudaKnnSearch(const SearchOptions& options, int device) : options_(options), chosen_(options.select), device_(device) {}
   ~CudaKnnSearch() override {
-    if (widen_stream_) cudaStreamSynchronize(widen_stream_);  // no copy may read a freed staging slot
-    if (gpu_.spans > 0) log_search_gpu_time(device_, gpu_.spans, gpu_.widen, gpu_.upload, gpu_.search, gpu_.lists);
+    if (gpu_.spans > 0) log_search_gpu_time(device_, gpu_.spans, gpu_.gather, gpu_.upload, gpu_.search, gpu_.lists);
     if (blas_) cublasDestroy(blas_);
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
       if (*e) cudaEventDestroy(*e);
     for (auto* e : span_)
       if (e) cudaEventDestroy(e);
-    for (auto* e : {widen_start_[0], widen_start_[1], widen_done_[0], widen_done_[1]})
+    for (auto* e : {gather_start_[0], gather_start_[1], gather_done_[0], gather_done_[1]})
       if (e) cudaEventDestroy(e);
-    if (widen_stream_) cudaStreamDestroy(widen_stream_);
+    if (gather_stream_) cudaStreamDestroy(gather_stream_);
     if (rows_done_) cudaEventDestroy(rows_done_);
     if (home_done_) cudaEventDestroy(home_done_);
     if (copy_stream_) cudaStreamDestroy(copy_stream_);
@@ -89,11 +89,11 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    HB_CUDA_TRY(cudaStreamCreateWithFlags(&widen_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    HB_CUDA_TRY(cudaStreamCreateWithFlags(&gather_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1], &rows_done_, &home_done_})
       HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
     for (auto& e : span_) HB_CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
-    for (auto* e : {&widen_start_[0], &widen_start_[1], &widen_done_[0], &widen_done_[1]})
+    for (auto* e : {&gather_start_[0], &gather_start_[1], &gather_done_[0], &gather_done_[1]})
       HB_CUDA_TRY(cudaEventCreate(e), "cudaEventCreate");
     HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
     HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
@@ -116,51 +116,62 @@ class CudaKnnSearch final : public KnnSearch {
     if (staging_[slot].reserve(static_cast<std::size_t>(floats) * 4) != cudaSuccess)
       return KnnSearch::query_buffer(floats, slot);
     staging_fill_[slot] = ++fills_;
-    narrow_on_host_[slot] = false;
     return staging_[slot].as<float>();
   }
 
-  // Narrow rows go to the GPU as they are, pinned, and are widened there (widen()).
-  bool widens_narrow(io::DataType type) const override { return is_narrow(type); }
+  // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
+  bool gathers(io::DataType type) const override { return is_narrow(type); }
+  io::HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
-  void* narrow_buffer(io::DataType type, std::int64_t rows, std::int64_t dims, int slot = 0) override {
+  // On the gathering stream: the tile and its pixel list up, the queries gathered,
+  // widened and shifted into the slot's device rows. Waits for it, so that the caller
+  // may reuse the tile; without device room the base class gathers on the host.
+  Result<const float*> gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
+                              std::span<const std::int64_t> bands, std::span<const double> shift) override {
     slot &= 1;
-    const auto samples = static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1));
-    const std::size_t bytes = samples * io::bytes_per_sample(type);
+    const auto rows = static_cast<std::int64_t>(pixel.size());
+    const auto dims = static_cast<std::int64_t>(bands.size());
+    if (dims < 1 || dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "no or too many features for the GPU"};
+    HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // gather() may run on another thread
     staging_fill_[slot] = ++fills_;
-    narrow_on_host_[slot] =
-        cudaSetDevice(device_) != cudaSuccess || staging_[slot].reserve(bytes) != cudaSuccess ||
-        narrow_[slot].reserve(bytes) != cudaSuccess || widened_[slot].reserve(samples * 4) != cudaSuccess ||
-        shift_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(dims, 1)) * 8) != cudaSuccess;
-    if (!narrow_on_host_[slot]) return staging_[slot].as<void>();
-    cudaGetLastError();  // no room on the device: widened on the host instead
-    return KnnSearch::narrow_buffer(type, rows, dims, slot);
-  }
-
-  // On the widening stream: the slot's pinned rows up, widened and shifted into the
-  // slot's device queries; search() waits for widen_done_[slot].
-  Result<const float*> widen(int slot, io::DataType type, std::int64_t rows, std::int64_t dims,
-                             std::span<const double> shift) override {
-    slot &= 1;
-    if (narrow_on_host_[slot]) return KnnSearch::widen(slot, type, rows, dims, shift);
-    if (dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "too many features for the GPU"};
-    HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // widen() may run on another thread
-    const auto samples = static_cast<std::size_t>(rows * dims);
-    HB_CUDA_TRY(cudaEventRecord(widen_start_[slot], widen_stream_), "cudaEventRecord");
-    HB_CUDA_TRY(cudaMemcpyAsync(narrow_[slot].as<void>(), staging_[slot].as<void>(),
-                                samples * io::bytes_per_sample(type), cudaMemcpyHostToDevice, widen_stream_),
-                "copy narrow queries");
+    const auto list_bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * 8;
+    if (raw_[slot].reserve(tile.bytes().size()) != cudaSuccess || pixels_[slot].reserve(list_bytes) != cudaSuccess ||
+        bands_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
+        shift_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
+        gathered_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1)) * 4) != cudaSuccess) {
+      cudaGetLastError();
+      return KnnSearch::gather(slot, tile, pixel, bands, shift);
+    }
+    HB_CUDA_TRY(cudaEventRecord(gather_start_[slot], gather_stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaMemcpyAsync(raw_[slot].as<void>(), tile.bytes().data(), tile.bytes().size(), cudaMemcpyHostToDevice,
+                                gather_stream_),
+                "copy query tile");
+    HB_CUDA_TRY(cudaMemcpyAsync(pixels_[slot].as<void>(), pixel.data(), pixel.size_bytes(), cudaMemcpyHostToDevice,
+                                gather_stream_),
+                "copy query pixels");
+    HB_CUDA_TRY(cudaMemcpyAsync(bands_[slot].as<void>(), bands.data(), bands.size_bytes(), cudaMemcpyHostToDevice,
+                                gather_stream_),
+                "copy query bands");
     if (!shift.empty())
       HB_CUDA_TRY(cudaMemcpyAsync(shift_[slot].as<double>(), shift.data(), shift.size_bytes(), cudaMemcpyHostToDevice,
-                                  widen_stream_),
+                                  gather_stream_),
                   "copy query shift");
-    HB_CUDA_TRY(kernels::widen_and_shift(type, narrow_[slot].as<void>(), rows, static_cast<int>(dims),
-                                         shift.empty() ? nullptr : shift_[slot].as<double>(),
-                                         widened_[slot].as<float>(), widen_stream_),
-                "widening kernel");
-    HB_CUDA_TRY(cudaEventRecord(widen_done_[slot], widen_stream_), "cudaEventRecord");
-    widen_untimed_[slot] = true;
-    return static_cast<const float*>(widened_[slot].as<float>());
+    HB_CUDA_TRY(kernels::gather_queries(tile.type(), raw_[slot].as<void>(), tile.bands(),
+                                        pixels_[slot].as<std::int64_t>(), rows, bands_[slot].as<std::int64_t>(),
+                                        static_cast<int>(dims), shift.empty() ? nullptr : shift_[slot].as<double>(),
+                                        gathered_[slot].as<float>(), gather_stream_),
+                "gathering kernel");
+    HB_CUDA_TRY(cudaEventRecord(gather_done_[slot], gather_stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaEventSynchronize(gather_done_[slot]), "gathering queries");
+    gather_untimed_[slot] = true;
+    return static_cast<const float*>(gathered_[slot].as<float>());
+  }
+
+  Status copy_queries(const float* queries, std::int64_t floats, float* out) override {
+    if (queries != gathered_[0].as<float>() && queries != gathered_[1].as<float>())
+      return KnnSearch::copy_queries(queries, floats, out);
+    HB_CUDA_TRY(cudaMemcpy(out, queries, static_cast<std::size_t>(floats) * 4, cudaMemcpyDeviceToHost), "copy queries home");
+    return {};
   }
 
   SelectMethod select_method() const override { return chosen_; }
@@ -195,10 +206,10 @@ class CudaKnnSearch final : public KnnSearch {
     if (chunk.count > INT_MAX || chunk.dims > INT_MAX || chunk.dims < 1)
       return Error{ErrorKind::usage, {}, "--train-chunk-rows", "a training chunk must hold fewer than 2^31 rows"};
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
-    // Queries that widen() made on the device: the slot, once its widening is done.
-    const int widened = queries == widened_[0].as<float>() ? 0 : queries == widened_[1].as<float>() ? 1 : -1;
-    if (widened >= 0) HB_CUDA_TRY(cudaStreamWaitEvent(stream_, widen_done_[widened], 0), "cudaStreamWaitEvent");
-    widened_slot_ = widened;
+    // Queries that gather() made on the device: the slot, once they are done.
+    const int gathered = queries == gathered_[0].as<float>() ? 0 : queries == gathered_[1].as<float>() ? 1 : -1;
+    if (gathered >= 0) HB_CUDA_TRY(cudaStreamWaitEvent(stream_, gather_done_[gathered], 0), "cudaStreamWaitEvent");
+    gathered_slot_ = gathered;
     auto device_chunk = upload_chunk(chunk);
     if (!device_chunk) return device_chunk.error();
     const int k = running.k();
@@ -215,16 +226,16 @@ class CudaKnnSearch final : public KnnSearch {
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
       const int rows = static_cast<int>(std::min<std::int64_t>(block, nq - q0));
       HB_TRY(open_span());
-      // Queries packed into the pinned buffer and searched whole stay on the device
-      // for the next chunk; anything else is uploaded block by block.
-      const int slot = widened >= 0                         ? widened
+      // Queries packed into the pinned buffer or gathered on the device and searched
+      // whole stay on the device for the next chunk; anything else is uploaded block by block.
+      const int slot = gathered >= 0                         ? gathered
                        : queries == staging_[0].as<float>() ? 0
                        : queries == staging_[1].as<float>() ? 1
                                                             : -1;
       const bool whole = slot >= 0 && q0 == 0 && rows == nq;
       const std::int64_t fill = whole ? staging_fill_[slot] : -1;
       if (fill < 0 || fill != uploaded_fill_ || nq != uploaded_rows_ || chunk.dims != dims_)
-        HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims, widened >= 0));
+        HB_TRY(upload_queries(queries + q0 * chunk.dims, rows, chunk.dims, gathered >= 0));
       HB_TRY(mark_span(1));
       uploaded_fill_ = fill;
       uploaded_rows_ = nq;
@@ -336,7 +347,7 @@ class CudaKnnSearch final : public KnnSearch {
     return static_cast<const DeviceChunk*>(slot);
   }
 
-  // The block's queries: host rows copied up, or rows widen() left on the device used
+  // The block's queries: host rows copied up, or rows gather() left on the device used
   // where they are; then their norms.
   Status upload_queries(const float* queries, int rows, std::int64_t dims, bool on_device) {
     dims_ = static_cast<int>(dims);
@@ -434,14 +445,14 @@ class CudaKnnSearch final : public KnnSearch {
     span_open_ = false;
     float ms[3] = {0, 0, 0};
     for (int e = 0; e < 3; ++e) HB_CUDA_TRY(cudaEventElapsedTime(&ms[e], span_[e], span_[e + 1]), "cudaEventElapsedTime");
-    if (widened_slot_ >= 0 && widen_untimed_[widened_slot_]) {  // its widening is done: the stream waited for it
-      float widen_ms = 0.0f;
-      HB_CUDA_TRY(cudaEventElapsedTime(&widen_ms, widen_start_[widened_slot_], widen_done_[widened_slot_]),
+    if (gathered_slot_ >= 0 && gather_untimed_[gathered_slot_]) {  // its gathering is done: the stream waited for it
+      float gather_ms = 0.0f;
+      HB_CUDA_TRY(cudaEventElapsedTime(&gather_ms, gather_start_[gathered_slot_], gather_done_[gathered_slot_]),
                   "cudaEventElapsedTime");
-      gpu_.widen += widen_ms / 1e3;
-      widen_untimed_[widened_slot_] = false;
+      gpu_.gather += gather_ms / 1e3;
+      gather_untimed_[gathered_slot_] = false;
     }
-    widened_slot_ = -1;
+    gathered_slot_ = -1;
     gpu_.upload += ms[0] / 1e3;
     gpu_.search += ms[1] / 1e3;
     gpu_.lists += ms[2] / 1e3;
@@ -545,7 +556,7 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
     const auto timed = [&](SelectMethod method) -> Result<float> {
       HB_TRY(reserve(method, rows, chunk.count, chunk.dims, k));
-      HB_TRY(upload_queries(queries, rows, chunk.dims, widened_slot_ >= 0));
+      HB_TRY(upload_queries(queries, rows, chunk.dims, gathered_slot_ >= 0));
       for (int attempt = 0; attempt < 2; ++attempt) {  // the first run pays for module loading
         HB_CUDA_TRY(kk::fill_empty(lists(run_d_, run_i_, k), rows, stream_), "fill kernel");
         HB_CUDA_TRY(cudaEventRecord(start, stream_), "cudaEventRecord");
@@ -588,7 +599,7 @@ class CudaKnnSearch final : public KnnSearch {
   cudaStream_t stream_ = nullptr;       // uploads, kernels, downloads
   cudaStream_t gemm_stream_ = nullptr;  // the SGEMMs
   cudaStream_t copy_stream_ = nullptr;  // lists home while later rows are searched
-  cudaStream_t widen_stream_ = nullptr;  // narrow queries up and widened (widen(), any thread)
+  cudaStream_t gather_stream_ = nullptr;  // query tiles up and gathered (gather(), any thread)
   cudaEvent_t rows_done_ = nullptr;     // a slab's rows searched (main stream)
   cudaEvent_t home_done_ = nullptr;     // every row sent home (copy stream)
   cudaEvent_t tile_free_[2] = {nullptr, nullptr};
@@ -603,26 +614,25 @@ class CudaKnnSearch final : public KnnSearch {
   int dims_ = 0;
   cuda::PinnedBuffer staging_[2];     // query_buffer(): pinned, uploaded once per fill
   std::int64_t staging_fill_[2] = {0, 0};  // each slot's fill: a new number at every query_buffer() call
-  std::int64_t fills_ = 0;
+  std::atomic<std::int64_t> fills_{0};  // gather() counts from the worker thread
   std::int64_t uploaded_fill_ = -1;   // the fill whose queries are on the device; -1: none
   std::int64_t uploaded_rows_ = 0;
   bool keep_lists_ = false;           // search_sequence: more chunks follow for these queries
   std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
-  const float* block_queries_ = nullptr;  // the current block's queries: queries_ or a widened slot
-  // narrow_buffer()/widen() per slot: rows on the device as packed, widened, the shift.
-  cuda::DeviceBuffer narrow_[2], widened_[2], shift_[2];
-  bool narrow_on_host_[2] = {false, false};  // no device room: the base class widens on the host
-  cudaEvent_t widen_start_[2] = {nullptr, nullptr};
-  cudaEvent_t widen_done_[2] = {nullptr, nullptr};
-  bool widen_untimed_[2] = {false, false};  // widen_done_ not yet counted in gpu_.widen
-  int widened_slot_ = -1;                   // the slot the open span searches, if widened
+  const float* block_queries_ = nullptr;  // the current block's queries: queries_ or a gathered slot
+  // gather() per slot: the raw tile, its pixel list, the bands, the shift, the queries.
+  cuda::DeviceBuffer raw_[2], pixels_[2], bands_[2], shift_[2], gathered_[2];
+  cudaEvent_t gather_start_[2] = {nullptr, nullptr};
+  cudaEvent_t gather_done_[2] = {nullptr, nullptr};
+  bool gather_untimed_[2] = {false, false};  // gather_done_ not yet counted in gpu_.gather
+  int gathered_slot_ = -1;  // the slot the open span searches, if gathered
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;
   struct {
-    double widen = 0, upload = 0, search = 0, lists = 0;
+    double gather = 0, upload = 0, search = 0, lists = 0;
     std::int64_t spans = 0;
   } gpu_;
 };

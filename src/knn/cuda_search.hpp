@@ -21,6 +21,6 @@ int cuda_vote_max_classes();
 void log_select_probe(std::string_view method, double milliseconds, std::int64_t rows, std::int64_t cols, int k,
                       bool chosen);
 // A search's GPU time (seconds) over its life, split by event spans: at debug level.
-void log_search_gpu_time(int device, std::int64_t blocks, double widen, double upload, double search, double lists);
+void log_search_gpu_time(int device, std::int64_t blocks, double gather, double upload, double search, double lists);
 
 }  // namespace hb::knn

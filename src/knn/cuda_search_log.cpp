@@ -14,11 +14,11 @@ void log_select_probe(std::string_view method, double milliseconds, std::int64_t
                 cols, k);
 }
 
-void log_search_gpu_time(int device, std::int64_t blocks, double widen, double upload, double search, double lists) {
+void log_search_gpu_time(int device, std::int64_t blocks, double gather, double upload, double search, double lists) {
   spdlog::debug(
-      "knn search on GPU {}: {} query blocks; GPU time {:.3f} s uploading and widening narrow queries "
+      "knn search on GPU {}: {} query blocks; GPU time {:.3f} s uploading and gathering query tiles "
       "(own stream), {:.3f} s uploading queries, {:.3f} s searching, {:.3f} s returning lists",
-      device, blocks, widen, upload, search, lists);
+      device, blocks, gather, upload, search, lists);
 }
 
 }  // namespace hb::knn

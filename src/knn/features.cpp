@@ -114,7 +114,8 @@ void validity_range(const T* samples, std::int64_t begin, std::int64_t end, cons
     const T* in = samples + p * selection.scene_bands;
     int bad = 0;
     for (const auto& run : runs)
-      for (std::int64_t i = 0; i < run.count; ++i) bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
+      for (std::int64_t i = 0; i < run.count; ++i)
+        bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
     valid[p] = bad ? 0 : 1;
   }
 }
@@ -135,11 +136,11 @@ float shifted_feature(float v, std::span<const double> shift, std::size_t f) {
   return shift.empty() ? v : static_cast<float>(static_cast<double>(v) - shift[f]);
 }
 
-// The valid pixels' used bands, in one pass over the raw samples, each sample stored
-// by `put(out_row, feature, sample)`.
-template <class T, class Out, class Put>
-void pack_typed(const T* samples, const BandSelection& selection, std::span<const std::uint8_t> valid,
-                std::span<const std::int64_t> first_query, Out* rows, std::int64_t* pixel, Put put) {
+// The valid pixels' features, widened and shifted in one pass over the raw samples.
+template <class T>
+void pack_typed(const T* samples, const BandSelection& selection, std::span<const double> shift,
+                std::span<const std::uint8_t> valid, std::span<const std::int64_t> first_query, float* queries,
+                std::int64_t* pixel) {
   const std::int64_t dims = selection.dims();
   const std::int64_t pixels = static_cast<std::int64_t>(valid.size());
   const auto pieces = static_cast<std::int64_t>(first_query.size()) - 1;
@@ -151,10 +152,12 @@ void pack_typed(const T* samples, const BandSelection& selection, std::span<cons
         if (!valid[static_cast<std::size_t>(p)]) continue;
         pixel[q] = p;
         const T* in = samples + p * selection.scene_bands;
-        Out* out = rows + q * dims;
+        float* out = queries + q * dims;
         for (const auto& run : runs)
-          for (std::int64_t i = 0; i < run.count; ++i)
-            put(out, static_cast<std::size_t>(run.feature + i), in[run.scene_band + i]);
+          for (std::int64_t i = 0; i < run.count; ++i) {
+            const auto f = static_cast<std::size_t>(run.feature + i);
+            out[f] = shifted_feature(static_cast<float>(in[run.scene_band + i]), shift, f);
+          }
         ++q;
       }
     }
@@ -214,8 +217,7 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
   pixel.resize(static_cast<std::size_t>(first.back()));
   io::visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
-    pack_typed(tile.as<T>().data(), selection, valid, first, queries, pixel.data(),
-               [&](float* out, std::size_t f, T v) { out[f] = shifted_feature(static_cast<float>(v), shift, f); });
+    pack_typed(tile.as<T>().data(), selection, shift, valid, first, queries, pixel.data());
   });
   return first.back();
 }
@@ -224,29 +226,36 @@ bool is_narrow(io::DataType type) {
   return type == io::DataType::u8 || type == io::DataType::i16 || type == io::DataType::u16;
 }
 
-std::int64_t pack_valid_samples(const io::Tile& tile, const BandSelection& selection,
-                                std::optional<double> ignore_value, void* rows, std::vector<std::uint8_t>& valid,
-                                std::vector<std::int64_t>& pixel) {
+std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                          std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel) {
   const auto first = count_valid(tile, selection, ignore_value, valid);
   pixel.resize(static_cast<std::size_t>(first.back()));
-  io::visit_data_type(tile.type(), [&](auto zero) {
-    using T = decltype(zero);
-    pack_typed(tile.as<T>().data(), selection, valid, first, static_cast<T*>(rows), pixel.data(),
-               [](T* out, std::size_t f, T v) { out[f] = v; });
+  const std::int64_t pixels = tile.pixels();
+  const auto pieces = static_cast<std::int64_t>(first.size()) - 1;
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto piece = begin; piece < end; ++piece) {
+      std::int64_t q = first[static_cast<std::size_t>(piece)];
+      for (std::int64_t p = piece * kPackPixels; p < std::min(pixels, (piece + 1) * kPackPixels); ++p)
+        if (valid[static_cast<std::size_t>(p)]) pixel[static_cast<std::size_t>(q++)] = p;
+    }
   });
   return first.back();
 }
 
-void widen_queries(const void* rows, io::DataType type, std::int64_t count, std::int64_t dims,
-                   std::span<const double> shift, float* queries) {
-  io::visit_data_type(type, [&](auto zero) {
+void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
+                    std::span<const double> shift, float* queries) {
+  const auto dims = static_cast<std::int64_t>(bands.size());
+  io::visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
-    const T* in = static_cast<const T*>(rows);
-    io::parallel_for(count, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t q = begin; q < end; ++q)
-        for (std::int64_t f = 0; f < dims; ++f)
-          queries[q * dims + f] =
-              shifted_feature(static_cast<float>(in[q * dims + f]), shift, static_cast<std::size_t>(f));
+    const T* samples = tile.as<T>().data();
+    io::parallel_for(static_cast<std::int64_t>(pixel.size()), kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t q = begin; q < end; ++q) {
+        const T* in = samples + pixel[static_cast<std::size_t>(q)] * tile.bands();
+        for (std::int64_t f = 0; f < dims; ++f) {
+          const auto b = static_cast<std::size_t>(f);
+          queries[q * dims + f] = shifted_feature(static_cast<float>(in[bands[b]]), shift, b);
+        }
+      }
     });
   });
 }

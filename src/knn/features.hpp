@@ -60,17 +60,17 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
                                 std::optional<double> ignore_value, std::span<const double> shift, float* queries,
                                 std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
 
-// The narrow sample types (u8, i16, u16) that cross to a GPU as they are stored and are
-// widened there: half the bytes of FP32 or fewer (KnnSearch::narrow_buffer).
+// The narrow sample types (u8, i16, u16), whose raw tiles cross to a GPU and are
+// gathered and widened there (KnnSearch::gather): half the bytes of FP32 or fewer.
 bool is_narrow(io::DataType type);
-// pack_valid_queries without the widening: the valid pixels' used bands as they are
-// stored, [count, dims] of the tile's type, into `rows`.
-std::int64_t pack_valid_samples(const io::Tile& tile, const BandSelection& selection,
-                                std::optional<double> ignore_value, void* rows, std::vector<std::uint8_t>& valid,
-                                std::vector<std::int64_t>& pixel);
-// The rest of pack_valid_queries: `count` rows of packed samples of `type` to FP32
-// queries, feature f widened to float, then minus shift[f] in double, rounded once.
-void widen_queries(const void* rows, io::DataType type, std::int64_t count, std::int64_t dims,
-                   std::span<const double> shift, float* queries);
+// pack_valid_queries without the packing: every pixel's flag in `valid` and the valid
+// ones, tile-local, in `pixel` (the order of the packed rows). Returns the count.
+std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
+                          std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
+// The rest on the host: queries[q, f] = the sample of pixel[q] in scene band bands[f],
+// widened to float, then minus shift[f] in double, rounded once (pack_valid_queries'
+// bits; an empty shift leaves the float).
+void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
+                    std::span<const double> shift, float* queries);
 
 }  // namespace hb::knn

@@ -1,13 +1,14 @@
-// Query tiles packed one ahead of the search: while the caller searches tile i (the GPU
-// busy, the calling thread waiting on it), a worker thread packs tile i + 1, which the
-// caller took from an io::TileReader (an ENVI scene is read one further ahead on the
+// Query tiles prepared one ahead of the search: while the caller searches tile i (the
+// GPU busy, the calling thread waiting on it), a worker thread prepares tile i + 1, which
+// the caller took from an io::TileReader (an ENVI scene is read one further ahead on the
 // reader's thread; an HDF5 scene is read by the caller, the library not being
-// thread-safe), into the other of two slots of the search's buffers: as FP32 queries
-// shifted by the training mean (pack_valid_queries), or, for a search that widens
-// narrow samples itself, as they are stored (pack_valid_samples), handed to
-// KnnSearch::widen from the worker so that the GPU's copy and widening overlap the
-// current tile's search. Without the worker the host's reading and packing and the
-// GPU's search took turns, and each sat idle half the pass.
+// thread-safe). The worker packs the valid pixels as FP32 queries shifted by the
+// training mean into the other of two slots of the search's buffers
+// (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 on a
+// GPU), lists the valid pixels and hands the raw tile over (KnnSearch::gather), so that
+// its copy and the gathering overlap the current tile's search. Without the worker the
+// host's reading and packing and the GPU's search took turns, and each sat idle half
+// the pass.
 #pragma once
 
 #include <cstdint>
@@ -28,16 +29,11 @@ namespace hb::knn {
 struct QueryTile {
   io::RowRange rows;
   std::int64_t pixels = 0;               // the tile's pixels, valid or not
-  const float* queries = nullptr;        // [count, dims] for KnnSearch::search (maybe device memory)
-  const void* packed = nullptr;          // the same rows on the host as packed: of packed_type,
-  io::DataType packed_type = io::DataType::f32;  // FP32 queries or the scene's narrow samples
+  const float* queries = nullptr;        // [count, dims] for KnnSearch::search
+  bool gathered = false;                 // queries are the search's own (device) copy
   std::span<const std::int64_t> pixel;   // tile-local pixel of each query
   std::int64_t count() const { return static_cast<std::int64_t>(pixel.size()); }
 };
-
-// The tile's queries in FP32 on the host: its packed rows, or `scratch` widened from them.
-std::span<const float> host_queries(const QueryTile& tile, std::int64_t dims, std::span<const double> shift,
-                                    std::vector<float>& scratch);
 
 class QueryTiles {
  public:
@@ -51,11 +47,12 @@ class QueryTiles {
 
   // The next tile (valid until the following call), or nullptr after the last one.
   Result<QueryTile*> next();
-  std::span<const double> shift() const { return shift_; }
+  // A tile's queries in host memory: its packed rows, or `scratch` copied from the search.
+  Result<std::span<const float>> host_queries(const QueryTile& tile, std::vector<float>& scratch);
 
  private:
   void start(std::size_t tile);  // the worker packs `tile` into slot tile % 2
-  Status pack(std::size_t tile, void* buffer, Result<const io::Tile*> raw);
+  Status pack(std::size_t tile, float* buffer, Result<const io::Tile*> raw);
 
   const io::Cube& scene_;
   const BandSelection& selection_;
@@ -63,7 +60,7 @@ class QueryTiles {
   std::vector<io::RowRange> tiles_;
   std::vector<double> shift_;
   KnnSearch& search_;
-  bool narrow_;  // packed as stored and widened by the search
+  bool gather_;  // raw tiles handed to the search, which gathers the queries
   std::unique_ptr<io::TileReader> reader_;
   std::size_t next_ = 0;
   std::future<Status> pending_;
@@ -72,9 +69,9 @@ class QueryTiles {
   std::vector<std::uint8_t> valid_;  // the worker's scratch
   double read_seconds_ = 0;  // the caller's, waiting for the reader
   struct {
-    double pack = 0, hand = 0;  // seconds: validity and packing, widen()
-    std::int64_t bytes = 0;     // packed
-  } worker_;                    // the worker's own, logged at the end
+    double pack = 0, gather = 0;  // seconds: validity and packing (or listing), gather()
+    std::int64_t bytes = 0;       // packed, or raw tiles handed over
+  } worker_;                      // the worker's own, logged at the end
 };
 
 }  // namespace hb::knn

@@ -131,8 +131,8 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
     Stopwatch clock;
     Status local;
-    // Packed where the search wants them (pinned on a GPU, narrow samples already
-    // widened there) while the previous tile was searched: uploaded once for every shard.
+    // Packed where the search wants them (pinned on a GPU, or gathered there from the
+    // raw tile) while the previous tile was searched: uploaded once for every shard.
     const float* queries = nullptr;
     std::span<const std::int64_t> query_pixel;
     if (have) {

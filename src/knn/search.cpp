@@ -1,5 +1,7 @@
 #include "src/knn/search.hpp"
 
+#include <algorithm>
+
 #include "src/knn/features.hpp"
 
 #ifdef HB_HAVE_CUDA
@@ -8,19 +10,17 @@
 
 namespace hb::knn {
 
-void* KnnSearch::narrow_buffer(io::DataType type, std::int64_t rows, std::int64_t dims, int slot) {
-  auto& buffer = narrow_buffers_[slot & 1];
-  const auto bytes = static_cast<std::size_t>(rows * dims) * io::bytes_per_sample(type);
-  if (buffer.size() < bytes) buffer.resize(bytes);
-  KnnSearch::query_buffer(rows * dims, slot);  // widen() then writes there without growing it
-  return buffer.data();
+Result<const float*> KnnSearch::gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
+                                      std::span<const std::int64_t> bands, std::span<const double> shift) {
+  const auto floats = static_cast<std::int64_t>(pixel.size() * bands.size());
+  float* queries = KnnSearch::query_buffer(std::max<std::int64_t>(floats, 1), slot);
+  gather_queries(tile, pixel, bands, shift, queries);
+  return static_cast<const float*>(queries);
 }
 
-Result<const float*> KnnSearch::widen(int slot, io::DataType type, std::int64_t rows, std::int64_t dims,
-                                      std::span<const double> shift) {
-  float* queries = query_buffers_[slot & 1].data();
-  widen_queries(narrow_buffers_[slot & 1].data(), type, rows, dims, shift, queries);
-  return static_cast<const float*>(queries);
+Status KnnSearch::copy_queries(const float* queries, std::int64_t floats, float* out) {
+  std::copy_n(queries, floats, out);
+  return {};
 }
 
 Result<std::unique_ptr<KnnSearch>> make_knn_search(BackendKind kind, const SearchOptions& options) {

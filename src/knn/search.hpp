@@ -6,9 +6,9 @@
 //  * Inputs are host pointers to FP32 row-major data that the orchestration has
 //    already prepared: samples widened to FP32 (knn/features.hpp), bad bands
 //    dropped, ignored pixels removed, and, for Euclidean, both sides centred on the
-//    training mean. Nothing about files or interleaves reaches the seam; narrow
-//    integer queries may be handed over packed and widened by the backend (widen(),
-//    whose result search() also takes).
+//    training mean. Nothing about files or interleaves reaches the seam; a narrow
+//    integer tile may be handed over raw, its queries gathered by the backend
+//    (gather(), whose result search() also takes).
 //  * `chunk.first_index` is the global training index of the chunk's row 0. The same
 //    chunk (same first_index, same contents) is passed for every query block of a run,
 //    so a backend may upload each chunk once and cache it by first_index.
@@ -37,6 +37,7 @@
 
 #include "io/data_type.hpp"
 #include "io/error.hpp"
+#include "io/tile.hpp"
 #include "src/backend/backend.hpp"
 #include "src/knn/distance.hpp"
 #include "src/knn/select.hpp"
@@ -100,25 +101,27 @@ class KnnSearch {
     return buffer.data();
   }
 
-  // Narrow queries: rows packed in the scene's own u8/i16/u16 samples (is_narrow), for a
-  // backend that widens them itself. The CUDA search uploads them as they are, half the
-  // bytes of FP32 for int16, and widens and shifts them on the GPU: widening on the host
-  // wrote 72 GB of FP32 at 40 GB of int16 scene, and the host's memory bandwidth bounded
-  // the classification. widens_narrow(type): whether QueryTiles should pack them so.
-  virtual bool widens_narrow(io::DataType) const { return false; }
-  // Host room for `rows` x `dims` samples of `type` in slot 0 or 1 (the caller's thread,
-  // like query_buffer); valid until that slot is asked for again.
-  virtual void* narrow_buffer(io::DataType type, std::int64_t rows, std::int64_t dims, int slot = 0);
-  // The slot's rows as FP32 queries for search(), feature f = float(double(float(v)) -
-  // shift[f]) (pack_valid_queries' bits; an empty shift leaves float(v)): host memory
-  // here, the backend's device copy on a GPU, made on its own stream. May run on another
-  // thread than search() while the other slot is being searched.
-  virtual Result<const float*> widen(int slot, io::DataType type, std::int64_t rows, std::int64_t dims,
-                                     std::span<const double> shift);
+  // Raw query tiles (QueryTiles' path for u8/i16/u16 scenes, is_narrow): a backend that
+  // gathers queries itself takes the tile as read and the list of its valid pixels. The
+  // CUDA search uploads the tile as stored, half the bytes of FP32 for int16, and
+  // gathers, widens and shifts on the GPU: packing FP32 on the host wrote 72 GB at 40 GB
+  // of int16 scene, and the host's memory bandwidth bounded the classification.
+  virtual bool gathers(io::DataType) const { return false; }
+  // Memory for the tiles handed to gather() (pinned on a GPU).
+  virtual io::HostAllocator tile_allocator() const { return {}; }
+  // Pixels `pixel` (tile-local) of `tile` as FP32 queries [pixel.size(), bands.size()]
+  // for search(), in slot 0 or 1: feature f = float(double(float(v)) - shift[f]), v the
+  // pixel's sample in scene band bands[f] (gather_queries' bits; an empty shift leaves
+  // float(v)). Host memory here, the backend's device copy on a GPU. The tile may be
+  // reused once it returns; the queries stay until the slot is filled again. May run on
+  // another thread than search() while the other slot is searched.
+  virtual Result<const float*> gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
+                                      std::span<const std::int64_t> bands, std::span<const double> shift);
+  // `floats` floats of queries gather() returned, copied to host memory (dedup probes).
+  virtual Status copy_queries(const float* queries, std::int64_t floats, float* out);
 
  private:
   std::vector<float> query_buffers_[2];
-  std::vector<std::byte> narrow_buffers_[2];
 };
 
 std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);

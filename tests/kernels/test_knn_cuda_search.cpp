@@ -333,37 +333,40 @@ TEST(CudaKnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
   test::expect_sequences_over_query_slots_equal_plain_searches(gpu_factory(), kDims);
 }
 
-// int16 rows uploaded as they are and widened on the GPU, from another thread.
-TEST(CudaKnnSearch, NarrowQuerySlotsEqualQueriesWidenedOnTheHost) {
+// Raw tiles uploaded as read and their queries gathered on the GPU, from another thread.
+TEST(CudaKnnSearch, GatheredTilesEqualHostQueries) {
   HB_REQUIRE_GPU();
-  test::expect_narrow_slots_equal_widened_floats(gpu_factory(), kDims);
+  test::expect_gathered_tiles_equal_host_queries(gpu_factory(), kDims);
 }
 
-// The widening kernel gives the host's bits for every value of each narrow type, under
+// The gathering kernel gives the host's bits for every value of each narrow type, under
 // shifts whose subtraction must round (thirds, and values far beyond the samples).
-TEST(CudaKnnSearch, WideningOnTheGpuGivesTheHostsBitsForEveryValue) {
+TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
   HB_REQUIRE_GPU();
   auto search = gpu_search(SelectMethod::fast);
   std::vector<double> shift(static_cast<std::size_t>(kDims));
   for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
+  std::vector<std::int64_t> bands(static_cast<std::size_t>(kDims));
+  std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});  // scene bands kDims .. 1 of kDims + 1
   for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
     io::visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
         const std::int64_t values = std::int64_t{std::numeric_limits<T>::max()} - std::numeric_limits<T>::min() + 1;
-        const std::int64_t rows = (values + kDims - 1) / kDims;
-        std::vector<T> raw(static_cast<std::size_t>(rows * kDims));
-        for (std::size_t i = 0; i < raw.size(); ++i)
-          raw[i] = static_cast<T>(std::numeric_limits<T>::min() + static_cast<std::int64_t>(i) % values);
+        const std::int64_t pixels = (values + kDims) / (kDims + 1);
+        io::Tile tile(type, pixels, kDims + 1, {0, 1}, {0, 1}, search->tile_allocator());
+        auto samples = tile.as<T>();
+        for (std::size_t i = 0; i < samples.size(); ++i)
+          samples[i] = static_cast<T>(std::numeric_limits<T>::min() + static_cast<std::int64_t>(i) % values);
+        std::vector<std::int64_t> pixel(static_cast<std::size_t>(pixels));
+        std::iota(pixel.begin(), pixel.end(), std::int64_t{0});
         for (const bool shifted : {false, true}) {
           const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
-          std::memcpy(search->narrow_buffer(type, rows, kDims, 1), raw.data(), raw.size() * sizeof(T));
-          auto widened = search->widen(1, type, rows, kDims, s);
-          ASSERT_TRUE(widened.ok()) << widened.error().line();
-          std::vector<float> got(raw.size()), want(raw.size());
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          ASSERT_EQ(cudaMemcpy(got.data(), *widened, got.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-          widen_queries(raw.data(), type, rows, kDims, s, want.data());
+          auto gathered = search->gather(1, tile, pixel, bands, s);
+          ASSERT_TRUE(gathered.ok()) << gathered.error().line();
+          std::vector<float> got(static_cast<std::size_t>(pixels * kDims)), want(got.size());
+          ASSERT_TRUE(search->copy_queries(*gathered, pixels * kDims, got.data()).ok());
+          gather_queries(tile, pixel, bands, s, want.data());
           EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << io::data_type_name(type) << shifted;
         }
       }

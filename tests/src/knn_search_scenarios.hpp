@@ -173,13 +173,22 @@ inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchF
     }
 }
 
-// Narrow queries, QueryTiles' path for u8/i16/u16 scenes: rows packed as stored into
-// narrow_buffer's slots in turn, widened on another thread (as QueryTiles' worker does)
-// and searched plainly and in sequences over shards give exactly the lists of the same
-// rows widened on the host (widen_queries), over each type's whole range, with and
-// without a shift, for every method.
-inline void expect_narrow_slots_equal_widened_floats(const SearchFactory& make, std::int64_t dims) {
-  constexpr std::int64_t kRows = 129;
+// Gathered queries, QueryTiles' path for u8/i16/u16 scenes: raw tiles (in the search's
+// tile memory, bad bands and invalid pixels left in) handed to gather() from another
+// thread (as QueryTiles' worker does), slots 0, 1, 0, 1, give exactly the host's
+// gather_queries rows (copy_queries) and, searched plainly and in sequences over
+// shards, exactly their lists; over each type's whole range, with and without a
+// shift, for every method.
+inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, std::int64_t dims) {
+  constexpr std::int64_t kPixels = 150;
+  const std::int64_t scene_bands = dims + 3;
+  std::vector<std::int64_t> bands;  // every scene band but three
+  for (std::int64_t b = 0; b < scene_bands; ++b)
+    if (b != 1 && b != dims / 2 && b != scene_bands - 1) bands.push_back(b);
+  std::vector<std::int64_t> pixel;  // every pixel but every seventh
+  for (std::int64_t p = 0; p < kPixels; ++p)
+    if (p % 7 != 3) pixel.push_back(p);
+  const auto rows = static_cast<std::int64_t>(pixel.size());
   const auto train = random_radiances(700, dims, 77);
   const std::vector<std::pair<std::int64_t, std::int64_t>> shards{{0, 300}, {300, 0}, {300, 400}};
   const auto shard_chunk = [&](int step) -> Result<TrainingChunk> {
@@ -209,25 +218,26 @@ inline void expect_narrow_slots_equal_widened_floats(const SearchFactory& make, 
             auto search = make(method);
             auto reference = make(method);
             ASSERT_TRUE(search && reference);
-            for (int tile = 0; tile < 4; ++tile) {  // slots 0, 1, 0, 1
-              const int slot = tile % 2;
-              std::vector<T> raw(static_cast<std::size_t>(kRows * dims));
-              for (auto& v : raw) v = static_cast<T>(value(rng));
-              std::memcpy(search->narrow_buffer(type, kRows, dims, slot), raw.data(), raw.size() * sizeof(T));
+            for (int tile_number = 0; tile_number < 4; ++tile_number) {
+              const int slot = tile_number % 2;
+              io::Tile tile(type, kPixels, scene_bands, {0, 1}, {0, 1}, search->tile_allocator());
+              for (auto& v : tile.as<T>()) v = static_cast<T>(value(rng));
               auto queries =
-                  std::async(std::launch::async, [&] { return search->widen(slot, type, kRows, dims, s); }).get();
+                  std::async(std::launch::async, [&] { return search->gather(slot, tile, pixel, bands, s); }).get();
               ASSERT_TRUE(queries.ok()) << queries.error().line();
-              std::vector<float> widened(raw.size());
-              widen_queries(raw.data(), type, kRows, dims, s, widened.data());
-              TopK got(kRows, 5), want(kRows, 5), got_plain(kRows, 5), want_plain(kRows, 5);
+              std::vector<float> want_rows(static_cast<std::size_t>(rows * dims)), got_rows(want_rows.size());
+              gather_queries(tile, pixel, bands, s, want_rows.data());
+              ASSERT_TRUE(search->copy_queries(*queries, rows * dims, got_rows.data()).ok());
+              ASSERT_EQ(std::memcmp(got_rows.data(), want_rows.data(), want_rows.size() * 4), 0) << what;
+              TopK got(rows, 5), want(rows, 5), got_plain(rows, 5), want_plain(rows, 5);
               ASSERT_TRUE(
-                  search->search_sequence(*queries, kRows, static_cast<int>(shards.size()), shard_chunk, got).ok());
+                  search->search_sequence(*queries, rows, static_cast<int>(shards.size()), shard_chunk, got).ok());
               for (int step = 0; step < static_cast<int>(shards.size()); ++step)
-                ASSERT_TRUE(reference->search(widened.data(), kRows, *shard_chunk(step), want).ok());
+                ASSERT_TRUE(reference->search(want_rows.data(), rows, *shard_chunk(step), want).ok());
               expect_equal(got, want, what + " sequence");
               const TrainingChunk whole{train.data(), 700, dims, 0};
-              ASSERT_TRUE(search->search(*queries, kRows, whole, got_plain).ok());
-              ASSERT_TRUE(reference->search(widened.data(), kRows, whole, want_plain).ok());
+              ASSERT_TRUE(search->search(*queries, rows, whole, got_plain).ok());
+              ASSERT_TRUE(reference->search(want_rows.data(), rows, whole, want_plain).ok());
               expect_equal(got_plain, want_plain, what + " plain");
             }
           }

@@ -281,7 +281,7 @@ TEST(KnnFeatures, BadBandsDroppedAndNonFiniteOrIgnoredPixelsFlagged) {
 // The one-pass packer of QueryTiles gives the bits of extract_features followed by
 // pack_valid_pixels, for every data type, with and without a shift, over more pixels
 // than one packing piece (ignored, non-finite and bad-band samples included); so does
-// packing the samples as stored and widening them afterwards.
+// listing the valid pixels and gathering their queries afterwards.
 TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
   constexpr std::int64_t kRows = 3, kWide = 7001, kSceneBands = 5;
   io::CubeInfo info;
@@ -322,14 +322,15 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
       EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
       EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
           << io::data_type_name(type) << (shifted ? " shifted" : "");
-      // Packed as stored, then widened (the narrow path a GPU search takes): the same bits.
-      std::vector<std::byte> packed(features.size() * io::bytes_per_sample(type));
-      std::vector<float> widened(features.size());
-      ASSERT_EQ(pack_valid_samples(tile, selection, ignore, packed.data(), got_valid, got_pixel), n);
+      // The valid pixels listed, then their queries gathered (the path a GPU search
+      // takes, here on the host): the same pixels and bits.
+      std::vector<float> gathered(features.size());
+      ASSERT_EQ(valid_pixels(tile, selection, ignore, got_valid, got_pixel), n);
+      EXPECT_EQ(got_valid, valid) << io::data_type_name(type);
       EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
-      widen_queries(packed.data(), type, n, selection.dims(), s, widened.data());
-      EXPECT_EQ(std::memcmp(widened.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
-          << io::data_type_name(type) << (shifted ? " shifted, packed then widened" : " packed then widened");
+      gather_queries(tile, got_pixel, selection.bands, s, gathered.data());
+      EXPECT_EQ(std::memcmp(gathered.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
+          << io::data_type_name(type) << (shifted ? " shifted, listed then gathered" : " listed then gathered");
     }
   }
 }

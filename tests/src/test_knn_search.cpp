@@ -136,8 +136,8 @@ TEST(KnnSearch, SequencesOverQuerySlotsEqualPlainSearches) {
   test::expect_sequences_over_query_slots_equal_plain_searches(cpu_factory(), kDims);
 }
 
-TEST(KnnSearch, NarrowQuerySlotsEqualQueriesWidenedOnTheHost) {
-  test::expect_narrow_slots_equal_widened_floats(cpu_factory(), kDims);
+TEST(KnnSearch, GatheredTilesEqualHostQueries) {
+  test::expect_gathered_tiles_equal_host_queries(cpu_factory(), kDims);
 }
 
 TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
