@@ -110,13 +110,33 @@ void validity_range(const T* samples, std::int64_t begin, std::int64_t end, cons
     return;
   }
   const float ignored = ignored_as_float(ignore_value);
-  for (std::int64_t p = begin; p < end; ++p) {
-    const T* in = samples + p * selection.scene_bands;
-    int bad = 0;
-    for (const auto& run : runs)
-      for (std::int64_t i = 0; i < run.count; ++i)
-        bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
-    valid[p] = bad ? 0 : 1;
+  if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+    // float(v) is exact, so the float compare is an integer one, which vectorises (the
+    // float form took 7 s of a 40 GB int16 scene on 16 cores): a sample rules its pixel
+    // out when it equals the ignore value, which must then be one of T's values.
+    const bool representable = ignored == std::floor(ignored) && ignored >= float{std::numeric_limits<T>::min()} &&
+                               ignored <= float{std::numeric_limits<T>::max()};
+    if (!representable) {
+      std::fill(valid + begin, valid + end, std::uint8_t{1});
+      return;
+    }
+    const auto target = static_cast<T>(ignored);
+    for (std::int64_t p = begin; p < end; ++p) {
+      const T* in = samples + p * selection.scene_bands;
+      int bad = 0;
+      for (const auto& run : runs)
+        for (std::int64_t i = 0; i < run.count; ++i) bad |= static_cast<int>(in[run.scene_band + i] == target);
+      valid[p] = bad ? 0 : 1;
+    }
+  } else {
+    for (std::int64_t p = begin; p < end; ++p) {
+      const T* in = samples + p * selection.scene_bands;
+      int bad = 0;
+      for (const auto& run : runs)
+        for (std::int64_t i = 0; i < run.count; ++i)
+          bad |= unusable_sample(static_cast<float>(in[run.scene_band + i]), ignored);
+      valid[p] = bad ? 0 : 1;
+    }
   }
 }
 

@@ -335,6 +335,33 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
   }
 }
 
+// Narrow integers check validity by an integer compare: the same flags as the float
+// compare of extract_features for ignore values that are one of the type's values, a
+// fraction, outside the type's range or at its ends.
+TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
+  constexpr std::int64_t kWide = 9000, kSceneBands = 4;
+  io::CubeInfo info;
+  info.shape = {1, kWide, kSceneBands};
+  info.meta.bbl = {1, 0, 1, 1};
+  const auto selection = select_good_bands(info);
+  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
+    for (const double ignore : {7.0, 7.5, -1.0, 255.0, 65535.0, -32768.0, 1e6}) {
+      io::Tile tile(type, kWide, kSceneBands, {0, 1}, {0, 1});
+      std::mt19937 rng(static_cast<unsigned>(type));
+      io::visit_data_type(type, [&](auto zero) {
+        using T = decltype(zero);
+        auto values = tile.as<T>();
+        for (std::size_t i = 0; i < values.size(); ++i)
+          values[i] = i % 211 == 5 ? static_cast<T>(ignore) : static_cast<T>(rng() % 300 + (i % 2 ? 0 : 65000));
+      });
+      std::vector<float> features(static_cast<std::size_t>(kWide * selection.dims()));
+      std::vector<std::uint8_t> want(kWide), got(kWide);
+      extract_features(tile, 0, kWide, selection, ignore, features.data(), want.data());
+      extract_validity(tile, selection, ignore, got.data());
+      EXPECT_EQ(got, want) << io::data_type_name(type) << " ignore " << ignore;
+    }
+}
+
 // Class ids of any integer type, read on every core (2 M pixels: several pieces): the
 // ids as they are, and one id out of 0..65535 anywhere is a bad-input error on "data".
 TEST(KnnTruth, ClassRasterIdsAreReadOrRefusedWithTheirField) {
