@@ -37,8 +37,10 @@ def metrics(out, name="metrics.json"):
         return json.load(f)
 
 
-def png_size(path):
-    """Decodes an 8-bit RGB PNG fully (chunks, CRCs, zlib, filter bytes); returns (width, height)."""
+def png_pixels(path):
+    """Decodes an 8-bit RGB PNG fully (chunks, CRCs, zlib, the five row filters);
+    returns its pixels as a height x width x 3 uint8 array."""
+    import numpy as np
     with open(path, "rb") as f:
         data = f.read()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG"
@@ -55,9 +57,36 @@ def png_size(path):
             idat += body
         pos += 12 + length
     raw = zlib.decompress(idat)
-    assert len(raw) == height * (1 + 3 * width), f"{path}: {len(raw)} bytes of pixels for {width}x{height}"
-    assert all(raw[r * (1 + 3 * width)] <= 4 for r in range(height)), f"{path}: bad filter byte"
-    return width, height
+    stride = 3 * width
+    assert len(raw) == height * (1 + stride), f"{path}: {len(raw)} bytes of pixels for {width}x{height}"
+    rows = np.frombuffer(raw, np.uint8).reshape(height, 1 + stride)
+    out = np.zeros((height, stride), np.int32)
+    for y in range(height):
+        kind, line = rows[y, 0], rows[y, 1:].astype(np.int32)
+        up = out[y - 1] if y > 0 else np.zeros(stride, np.int32)
+        assert kind <= 4, f"{path}: bad filter byte {kind} in row {y}"
+        if kind in (0, 2):
+            out[y] = (line + (up if kind == 2 else 0)) & 255
+            continue
+        for x in range(stride):  # Sub, Average, Paeth: each byte needs the one 3 to its left
+            a = out[y, x - 3] if x >= 3 else 0
+            b, c = up[x], (up[x - 3] if x >= 3 else 0)
+            if kind == 1:
+                pred = a
+            elif kind == 3:
+                pred = (a + b) // 2
+            else:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            out[y, x] = (line[x] + pred) & 255
+    return out.astype(np.uint8).reshape(height, width, 3)
+
+
+def png_size(path):
+    """(width, height) of an 8-bit RGB PNG, decoded fully."""
+    pixels = png_pixels(path)
+    return pixels.shape[1], pixels.shape[0]
 
 
 def data_files(out):

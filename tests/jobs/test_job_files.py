@@ -8,7 +8,7 @@ import subprocess
 import h5py
 import numpy as np
 
-from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_size, run_job, workdir, write
+from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_pixels, png_size, run_job, workdir, write
 
 SCENE = """
 [[generate]]
@@ -59,6 +59,21 @@ def check_sam_step(cli, shared, tmp, checks):
                  48 * 40, "every pixel accounted for")
 
 
+def stretched_rgb(components, low, high):
+    """Components 1-3 (lines x samples x n) as the quicklook draws them: each stretched
+    from its low to its high percentile (the nearest-rank value of the finite ones) to
+    0-255, rounded half away from zero; non-finite pixels black."""
+    rgb = np.zeros(components.shape[:2] + (3,), np.uint8)
+    for c in range(3):
+        band = components[..., min(c, components.shape[2] - 1)].astype(np.float64)
+        finite = np.sort(band[np.isfinite(band)])
+        lo, hi = (finite[int(np.floor(p / 100.0 * (finite.size - 1) + 0.5))] for p in (low, high))
+        t = (band - lo) / (hi - lo) if hi > lo else np.full(band.shape, 0.5)
+        scaled = 255.0 * np.clip(t, 0.0, 1.0)
+        rgb[..., c] = np.floor(np.where(np.isfinite(band), scaled, 0.0) + 0.5).astype(np.uint8)
+    return rgb
+
+
 def check_corrupt_scene(cli, tmp, checks):
     # A header promising far more data than its file holds.
     write(os.path.join(tmp, "corrupt.hdr"), "ENVI\nsamples = 40\nlines = 48\nbands = 32\nheader offset = 0\n"
@@ -76,6 +91,10 @@ def check_corrupt_scene(cli, tmp, checks):
     for step in ("generate", "mnf", "knn", "quicklooks"):
         checks.equal(m[("good", step)]["status"], "done", f"good scene's {step}")
     checks.equal(png_size(os.path.join(out, "scenes/good/mnf_rgb.png")), (40, 48), "MNF quicklook size")
+    with h5py.File(os.path.join(out, "scenes/good/mnf.h5")) as f:
+        expected = stretched_rgb(f["cube"][()], 2.0, 98.0)
+    wrong = int(np.count_nonzero(png_pixels(os.path.join(out, "scenes/good/mnf_rgb.png")) != expected))
+    checks.equal(wrong, 0, "MNF quicklook bytes differing from components 1-3 stretched 2-98 %")
     report = open(os.path.join(out, "report.md")).read()
     checks.true("| corrupt | failed (mnf) |" in report and "## Failed scenes" in report, "report lists the failure")
     checks.true("1 of 2 scenes failed" in proc.stderr, f"stderr says how many failed: {proc.stderr[-300:]}")
