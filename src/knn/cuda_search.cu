@@ -13,6 +13,8 @@
 // fast sends each slab's finished lists home on a third stream (pinned host lists), so
 // that only the last slab's copy is left after the search: at k = 1024 the lists are
 // 12 KB a query, and their copy after the search was a quarter of its time.
+// Narrow scenes' query tiles are gathered on the device by DeviceQueryGather
+// (cuda_query_gather.cu) and searched where they are.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -24,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/convert.cuh"
 #include "kernels/knn/knn.cuh"
 #include "src/backend/cuda_device_buffers.hpp"
+#include "src/knn/cuda_query_gather.hpp"
 #include "src/knn/cuda_search.hpp"
 #include "src/knn/cuda_support.hpp"
 #include "src/knn/features.hpp"
@@ -72,9 +74,6 @@ class CudaKnnSearch final : public KnnSearch {
       if (*e) cudaEventDestroy(*e);
     for (auto* e : span_)
       if (e) cudaEventDestroy(e);
-    for (auto* e : {gather_start_[0], gather_start_[1], gather_done_[0], gather_done_[1]})
-      if (e) cudaEventDestroy(e);
-    if (gather_stream_) cudaStreamDestroy(gather_stream_);
     if (rows_done_) cudaEventDestroy(rows_done_);
     if (home_done_) cudaEventDestroy(home_done_);
     if (copy_stream_) cudaStreamDestroy(copy_stream_);
@@ -89,12 +88,10 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    HB_CUDA_TRY(cudaStreamCreateWithFlags(&gather_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1], &rows_done_, &home_done_})
       HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
     for (auto& e : span_) HB_CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
-    for (auto* e : {&gather_start_[0], &gather_start_[1], &gather_done_[0], &gather_done_[1]})
-      HB_CUDA_TRY(cudaEventCreate(e), "cudaEventCreate");
+    HB_TRY(gather_.init());
     HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
     HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
     // Plain FP32: no TF32 tensor-core rounding of the inner products.
@@ -123,53 +120,20 @@ class CudaKnnSearch final : public KnnSearch {
   bool gathers(io::DataType type) const override { return is_narrow(type); }
   io::HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
-  // On the gathering stream: the tile and its pixel list up, the queries gathered,
-  // widened and shifted into the slot's device rows. Waits for it, so that the caller
-  // may reuse the tile; without device room the base class gathers on the host.
+  // The tile goes up and its queries are gathered on the device (DeviceQueryGather);
+  // without device room the base class gathers on the host.
   Result<const float*> gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
                               std::span<const std::int64_t> bands, std::span<const double> shift) override {
     slot &= 1;
-    const auto rows = static_cast<std::int64_t>(pixel.size());
-    const auto dims = static_cast<std::int64_t>(bands.size());
-    if (dims < 1 || dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "no or too many features for the GPU"};
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // gather() may run on another thread
     staging_fill_[slot] = ++fills_;
-    const auto list_bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * 8;
-    if (raw_[slot].reserve(tile.bytes().size()) != cudaSuccess || pixels_[slot].reserve(list_bytes) != cudaSuccess ||
-        bands_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
-        shift_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
-        gathered_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1)) * 4) != cudaSuccess) {
-      cudaGetLastError();
-      return KnnSearch::gather(slot, tile, pixel, bands, shift);
-    }
-    HB_CUDA_TRY(cudaEventRecord(gather_start_[slot], gather_stream_), "cudaEventRecord");
-    HB_CUDA_TRY(cudaMemcpyAsync(raw_[slot].as<void>(), tile.bytes().data(), tile.bytes().size(), cudaMemcpyHostToDevice,
-                                gather_stream_),
-                "copy query tile");
-    HB_CUDA_TRY(cudaMemcpyAsync(pixels_[slot].as<void>(), pixel.data(), pixel.size_bytes(), cudaMemcpyHostToDevice,
-                                gather_stream_),
-                "copy query pixels");
-    HB_CUDA_TRY(cudaMemcpyAsync(bands_[slot].as<void>(), bands.data(), bands.size_bytes(), cudaMemcpyHostToDevice,
-                                gather_stream_),
-                "copy query bands");
-    if (!shift.empty())
-      HB_CUDA_TRY(cudaMemcpyAsync(shift_[slot].as<double>(), shift.data(), shift.size_bytes(), cudaMemcpyHostToDevice,
-                                  gather_stream_),
-                  "copy query shift");
-    HB_CUDA_TRY(kernels::gather_queries(tile.type(), raw_[slot].as<void>(), tile.bands(),
-                                        pixels_[slot].as<std::int64_t>(), rows, bands_[slot].as<std::int64_t>(),
-                                        static_cast<int>(dims), shift.empty() ? nullptr : shift_[slot].as<double>(),
-                                        gathered_[slot].as<float>(), gather_stream_),
-                "gathering kernel");
-    HB_CUDA_TRY(cudaEventRecord(gather_done_[slot], gather_stream_), "cudaEventRecord");
-    HB_CUDA_TRY(cudaEventSynchronize(gather_done_[slot]), "gathering queries");
-    gather_untimed_[slot] = true;
-    return static_cast<const float*>(gathered_[slot].as<float>());
+    auto queries = gather_.gather(slot, tile, pixel, bands, shift);
+    if (queries && *queries == nullptr) return KnnSearch::gather(slot, tile, pixel, bands, shift);
+    return queries;
   }
 
   Status copy_queries(const float* queries, std::int64_t floats, float* out) override {
-    if (queries != gathered_[0].as<float>() && queries != gathered_[1].as<float>())
-      return KnnSearch::copy_queries(queries, floats, out);
+    if (gather_.slot_of(queries) < 0) return KnnSearch::copy_queries(queries, floats, out);
     HB_CUDA_TRY(cudaMemcpy(out, queries, static_cast<std::size_t>(floats) * 4, cudaMemcpyDeviceToHost), "copy queries home");
     return {};
   }
@@ -207,8 +171,8 @@ class CudaKnnSearch final : public KnnSearch {
       return Error{ErrorKind::usage, {}, "--train-chunk-rows", "a training chunk must hold fewer than 2^31 rows"};
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
     // Queries that gather() made on the device: the slot, once they are done.
-    const int gathered = queries == gathered_[0].as<float>() ? 0 : queries == gathered_[1].as<float>() ? 1 : -1;
-    if (gathered >= 0) HB_CUDA_TRY(cudaStreamWaitEvent(stream_, gather_done_[gathered], 0), "cudaStreamWaitEvent");
+    const int gathered = gather_.slot_of(queries);
+    if (gathered >= 0) HB_CUDA_TRY(cudaStreamWaitEvent(stream_, gather_.done(gathered), 0), "cudaStreamWaitEvent");
     gathered_slot_ = gathered;
     auto device_chunk = upload_chunk(chunk);
     if (!device_chunk) return device_chunk.error();
@@ -445,12 +409,10 @@ class CudaKnnSearch final : public KnnSearch {
     span_open_ = false;
     float ms[3] = {0, 0, 0};
     for (int e = 0; e < 3; ++e) HB_CUDA_TRY(cudaEventElapsedTime(&ms[e], span_[e], span_[e + 1]), "cudaEventElapsedTime");
-    if (gathered_slot_ >= 0 && gather_untimed_[gathered_slot_]) {  // its gathering is done: the stream waited for it
-      float gather_ms = 0.0f;
-      HB_CUDA_TRY(cudaEventElapsedTime(&gather_ms, gather_start_[gathered_slot_], gather_done_[gathered_slot_]),
-                  "cudaEventElapsedTime");
-      gpu_.gather += gather_ms / 1e3;
-      gather_untimed_[gathered_slot_] = false;
+    if (gathered_slot_ >= 0) {  // its gathering is done: the stream waited for it
+      auto seconds = gather_.take_gpu_seconds(gathered_slot_);
+      if (!seconds) return seconds.error();
+      gpu_.gather += *seconds;
     }
     gathered_slot_ = -1;
     gpu_.upload += ms[0] / 1e3;
@@ -599,7 +561,6 @@ class CudaKnnSearch final : public KnnSearch {
   cudaStream_t stream_ = nullptr;       // uploads, kernels, downloads
   cudaStream_t gemm_stream_ = nullptr;  // the SGEMMs
   cudaStream_t copy_stream_ = nullptr;  // lists home while later rows are searched
-  cudaStream_t gather_stream_ = nullptr;  // query tiles up and gathered (gather(), any thread)
   cudaEvent_t rows_done_ = nullptr;     // a slab's rows searched (main stream)
   cudaEvent_t home_done_ = nullptr;     // every row sent home (copy stream)
   cudaEvent_t tile_free_[2] = {nullptr, nullptr};
@@ -621,11 +582,7 @@ class CudaKnnSearch final : public KnnSearch {
   std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   const float* block_queries_ = nullptr;  // the current block's queries: queries_ or a gathered slot
-  // gather() per slot: the raw tile, its pixel list, the bands, the shift, the queries.
-  cuda::DeviceBuffer raw_[2], pixels_[2], bands_[2], shift_[2], gathered_[2];
-  cudaEvent_t gather_start_[2] = {nullptr, nullptr};
-  cudaEvent_t gather_done_[2] = {nullptr, nullptr};
-  bool gather_untimed_[2] = {false, false};  // gather_done_ not yet counted in gpu_.gather
+  DeviceQueryGather gather_;  // gather(): query tiles up and gathered on a stream of their own
   int gathered_slot_ = -1;  // the slot the open span searches, if gathered
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home

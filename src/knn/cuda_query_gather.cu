@@ -1,0 +1,74 @@
+#include "src/knn/cuda_query_gather.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "kernels/convert.cuh"
+#include "src/knn/cuda_support.hpp"
+
+namespace hb::knn {
+
+DeviceQueryGather::~DeviceQueryGather() {
+  for (auto* e : {start_[0], start_[1], done_[0], done_[1]})
+    if (e) cudaEventDestroy(e);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+Status DeviceQueryGather::init() {
+  HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (auto* e : {&start_[0], &start_[1], &done_[0], &done_[1]}) HB_CUDA_TRY(cudaEventCreate(e), "cudaEventCreate");
+  return {};
+}
+
+Result<const float*> DeviceQueryGather::gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
+                                               std::span<const std::int64_t> bands, std::span<const double> shift) {
+  slot &= 1;
+  const auto rows = static_cast<std::int64_t>(pixel.size());
+  const auto dims = static_cast<std::int64_t>(bands.size());
+  if (dims < 1 || dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "no or too many features for the GPU"};
+  const auto list_bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * 8;
+  if (raw_[slot].reserve(tile.bytes().size()) != cudaSuccess || pixels_[slot].reserve(list_bytes) != cudaSuccess ||
+      bands_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
+      shift_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
+      queries_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1)) * 4) != cudaSuccess) {
+    cudaGetLastError();
+    return static_cast<const float*>(nullptr);
+  }
+  HB_CUDA_TRY(cudaEventRecord(start_[slot], stream_), "cudaEventRecord");
+  HB_CUDA_TRY(cudaMemcpyAsync(raw_[slot].as<void>(), tile.bytes().data(), tile.bytes().size(), cudaMemcpyHostToDevice,
+                              stream_),
+              "copy query tile");
+  HB_CUDA_TRY(cudaMemcpyAsync(pixels_[slot].as<void>(), pixel.data(), pixel.size_bytes(), cudaMemcpyHostToDevice, stream_),
+              "copy query pixels");
+  HB_CUDA_TRY(cudaMemcpyAsync(bands_[slot].as<void>(), bands.data(), bands.size_bytes(), cudaMemcpyHostToDevice, stream_),
+              "copy query bands");
+  if (!shift.empty())
+    HB_CUDA_TRY(cudaMemcpyAsync(shift_[slot].as<double>(), shift.data(), shift.size_bytes(), cudaMemcpyHostToDevice,
+                                stream_),
+                "copy query shift");
+  HB_CUDA_TRY(kernels::gather_queries(tile.type(), raw_[slot].as<void>(), tile.bands(), pixels_[slot].as<std::int64_t>(),
+                                      rows, bands_[slot].as<std::int64_t>(), static_cast<int>(dims),
+                                      shift.empty() ? nullptr : shift_[slot].as<double>(), queries_[slot].as<float>(),
+                                      stream_),
+              "gathering kernel");
+  HB_CUDA_TRY(cudaEventRecord(done_[slot], stream_), "cudaEventRecord");
+  HB_CUDA_TRY(cudaEventSynchronize(done_[slot]), "gathering queries");
+  untimed_[slot] = true;
+  return static_cast<const float*>(queries_[slot].as<float>());
+}
+
+int DeviceQueryGather::slot_of(const float* queries) const {
+  if (queries == nullptr) return -1;
+  return queries == queries_[0].as<float>() ? 0 : queries == queries_[1].as<float>() ? 1 : -1;
+}
+
+Result<double> DeviceQueryGather::take_gpu_seconds(int slot) {
+  slot &= 1;
+  if (!untimed_[slot]) return 0.0;
+  float ms = 0.0f;
+  HB_CUDA_TRY(cudaEventElapsedTime(&ms, start_[slot], done_[slot]), "cudaEventElapsedTime");
+  untimed_[slot] = false;
+  return ms / 1e3;
+}
+
+}  // namespace hb::knn
