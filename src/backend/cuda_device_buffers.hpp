@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <memory_resource>
+#include <new>
 
 #include "io/tile.hpp"
 
@@ -73,6 +75,33 @@ inline io::HostAllocator pinned_allocator() {
     }
     return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(pinned), [](std::byte* p) { cudaFreeHost(p); });
   };
+}
+
+// Pinned host memory as a std::pmr resource (the running KNN lists, TopK); pageable
+// when none is left (or for over-aligned requests), told apart again when freed.
+class PinnedMemoryResource final : public std::pmr::memory_resource {
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    void* pinned = nullptr;
+    if (alignment <= 256 && cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) == cudaSuccess) return pinned;
+    cudaGetLastError();
+    return ::operator new(bytes, std::align_val_t{alignment});
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    cudaPointerAttributes where{};
+    if (cudaPointerGetAttributes(&where, p) == cudaSuccess && where.type == cudaMemoryTypeHost) {
+      cudaFreeHost(p);
+      return;
+    }
+    cudaGetLastError();
+    ::operator delete(p, bytes, std::align_val_t{alignment});
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+};
+
+inline std::pmr::memory_resource* pinned_memory() {
+  static PinnedMemoryResource resource;
+  return &resource;
 }
 
 }  // namespace hb::cuda

@@ -71,7 +71,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                                options.memory_bytes);
   auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
   if (!voter) return voter.error();
-  TopK running(0, options.k);
+  TopK running(0, options.k, (*search)->list_memory());
   TileOutputs out;
   std::vector<float> queries;             // a deduplicated tile's rows (gathered ones copied home), then its unique rows
   std::vector<VoteResult> votes;          // per searched row

@@ -116,6 +116,8 @@ class CudaKnnSearch final : public KnnSearch {
     return staging_[slot].as<float>();
   }
 
+  std::pmr::memory_resource* list_memory() const override { return cuda::pinned_memory(); }
+
   // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
   bool gathers(io::DataType type) const override { return is_narrow(type); }
   io::HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }

@@ -119,7 +119,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
   QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()}, **search);
   const int k = options.k;
-  TopK running(0, k);
+  TopK running(0, k, (*search)->list_memory());
   std::vector<VoteResult> votes;
   std::vector<std::uint16_t> labels;
   std::vector<float> confidence, neighbor_distance;

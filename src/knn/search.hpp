@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,12 @@ class KnnSearch {
     if (static_cast<std::int64_t>(buffer.size()) < floats) buffer.resize(static_cast<std::size_t>(floats));
     return buffer.data();
   }
+
+  // Memory for the running lists (TopK): pinned on a GPU, so that they cross at the
+  // copy engines' full rate (pageable lists took 0.6 s to come home and as long to go
+  // up for the vote at 40 GB of scene) and the fast path sends each slab's lists home
+  // while later slabs are searched.
+  virtual std::pmr::memory_resource* list_memory() const { return std::pmr::get_default_resource(); }
 
   // Raw query tiles (QueryTiles' path for u8/i16/u16 scenes, is_narrow): a backend that
   // gathers queries itself takes the tile as read and the list of its valid pixels. The

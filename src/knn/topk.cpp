@@ -24,8 +24,12 @@ std::int64_t merge_sorted(const float* a_distance, const std::int64_t* a_index, 
   return total;
 }
 
-TopK::TopK(std::int64_t queries, int k)
-    : k_(k), scratch_distance_(static_cast<std::size_t>(k)), scratch_index_(static_cast<std::size_t>(k)) {
+TopK::TopK(std::int64_t queries, int k, std::pmr::memory_resource* memory)
+    : k_(k),
+      distances_(memory),
+      indices_(memory),
+      scratch_distance_(static_cast<std::size_t>(k)),
+      scratch_index_(static_cast<std::size_t>(k)) {
   resize(queries);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <memory_resource>
 #include <vector>
 
 namespace hb::knn {
@@ -41,7 +42,8 @@ std::int64_t merge_sorted(const float* a_distance, const std::int64_t* a_index, 
 class TopK {
  public:
   TopK() = default;
-  TopK(std::int64_t queries, int k);
+  // `memory` holds the lists: KnnSearch::list_memory(), pinned for a GPU search.
+  TopK(std::int64_t queries, int k, std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
   std::int64_t queries() const { return queries_; }
   int k() const { return k_; }
@@ -70,8 +72,8 @@ class TopK {
  private:
   std::int64_t queries_ = 0;
   int k_ = 0;
-  std::vector<float> distances_;
-  std::vector<std::int64_t> indices_;
+  std::pmr::vector<float> distances_;
+  std::pmr::vector<std::int64_t> indices_;
   std::vector<float> scratch_distance_;
   std::vector<std::int64_t> scratch_index_;
 };

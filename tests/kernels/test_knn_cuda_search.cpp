@@ -193,9 +193,10 @@ TEST(CudaKnnSearch, ManyFusedSubBlocksAndSlabsEqualTheCpu) {
   }
 }
 
-// Pinned host lists come home slab by slab on a copy stream while later slabs are
-// searched: the same lists as pageable ones, for the warp path and the pool, over several
-// slabs of query rows and (with a 32 MiB budget) several query blocks.
+// Lists in the search's own list memory (pinned, as the scene passes make them) come
+// home slab by slab on a copy stream while later slabs are searched: the same lists as
+// pageable ones, for the warp path and the pool, over several slabs of query rows and
+// (with a 32 MiB budget) several query blocks.
 TEST(CudaKnnSearch, PinnedListsComeHomeSlabBySlab) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kManyQueries = 9001, kBigTrain = 20011, kBigDims = 8;
@@ -205,15 +206,14 @@ TEST(CudaKnnSearch, PinnedListsComeHomeSlabBySlab) {
     for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{32} << 20}) {
       auto search = gpu_search(SelectMethod::fast, Metric::euclidean, budget);
       ASSERT_TRUE(search);
-      TopK want(kManyQueries, k), got(kManyQueries, k);
+      TopK want(kManyQueries, k), got(kManyQueries, k, search->list_memory());
+      for (const void* list : {static_cast<const void*>(got.distances(0)), static_cast<const void*>(got.indices(0))}) {
+        cudaPointerAttributes where{};
+        ASSERT_EQ(cudaPointerGetAttributes(&where, list), cudaSuccess);
+        ASSERT_EQ(where.type, cudaMemoryTypeHost) << "list memory is not pinned";
+      }
       search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, want);
-      const auto d = got.all_distances();
-      const auto i = got.all_indices();
-      ASSERT_EQ(cudaHostRegister(d.data(), d.size_bytes(), cudaHostRegisterDefault), cudaSuccess);
-      ASSERT_EQ(cudaHostRegister(i.data(), i.size_bytes(), cudaHostRegisterDefault), cudaSuccess);
       search_chunks(*search, queries, kManyQueries, train, kBigDims, kBigTrain, got);
-      cudaHostUnregister(d.data());
-      cudaHostUnregister(i.data());
       EXPECT_EQ(count_differences(got, want, kManyQueries, "pinned"), 0) << "k " << k << " budget " << budget;
     }
 }

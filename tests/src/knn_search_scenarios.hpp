@@ -160,7 +160,7 @@ inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchF
         const auto queries = random_integers(kRows, dims, 7, 100 + static_cast<std::uint32_t>(tile));
         float* slot = search->query_buffer(kRows * dims, tile % 2);
         std::copy(queries.begin(), queries.end(), slot);
-        TopK got(kRows, k), want(kRows, k);
+        TopK got(kRows, k, search->list_memory()), want(kRows, k);  // as the ring makes them: pinned on a GPU
         ASSERT_TRUE(search->search_sequence(slot, kRows, static_cast<int>(shards.size()), shard_chunk, got).ok());
         for (int step = 0; step < static_cast<int>(shards.size()); ++step)
           ASSERT_TRUE(reference->search(queries.data(), kRows, *shard_chunk(step), want).ok());
@@ -229,7 +229,8 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
               gather_queries(tile, pixel, bands, s, want_rows.data());
               ASSERT_TRUE(search->copy_queries(*queries, rows * dims, got_rows.data()).ok());
               ASSERT_EQ(std::memcmp(got_rows.data(), want_rows.data(), want_rows.size() * 4), 0) << what;
-              TopK got(rows, 5), want(rows, 5), got_plain(rows, 5), want_plain(rows, 5);
+              TopK got(rows, 5, search->list_memory()), want(rows, 5), got_plain(rows, 5, search->list_memory()),
+                  want_plain(rows, 5);
               ASSERT_TRUE(
                   search->search_sequence(*queries, rows, static_cast<int>(shards.size()), shard_chunk, got).ok());
               for (int step = 0; step < static_cast<int>(shards.size()); ++step)
