@@ -4,9 +4,18 @@
 #include <climits>
 
 #include "kernels/convert.cuh"
+#include "kernels/valid_pixels.cuh"
 #include "src/knn/cuda_support.hpp"
 
 namespace hb::knn {
+namespace {
+
+Status check_dims(std::size_t dims) {
+  if (dims < 1 || dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "no or too many features for the GPU"};
+  return {};
+}
+
+}  // namespace
 
 DeviceQueryGather::~DeviceQueryGather() {
   for (auto* e : {start_[0], start_[1], done_[0], done_[1]})
@@ -20,39 +29,91 @@ Status DeviceQueryGather::init() {
   return {};
 }
 
-Result<const float*> DeviceQueryGather::gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
-                                               std::span<const std::int64_t> bands, std::span<const double> shift) {
-  slot &= 1;
-  const auto rows = static_cast<std::int64_t>(pixel.size());
-  const auto dims = static_cast<std::int64_t>(bands.size());
-  if (dims < 1 || dims > INT_MAX) return Error{ErrorKind::usage, {}, "features", "no or too many features for the GPU"};
+bool DeviceQueryGather::reserve(int slot, std::size_t tile_bytes, std::int64_t rows, std::int64_t dims) {
   const auto list_bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows, 1)) * 8;
-  if (raw_[slot].reserve(tile.bytes().size()) != cudaSuccess || pixels_[slot].reserve(list_bytes) != cudaSuccess ||
-      bands_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
-      shift_[slot].reserve(static_cast<std::size_t>(dims) * 8) != cudaSuccess ||
-      queries_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1)) * 4) != cudaSuccess) {
-    cudaGetLastError();
-    return static_cast<const float*>(nullptr);
-  }
+  const bool room = raw_[slot].reserve(tile_bytes) == cudaSuccess && pixels_[slot].reserve(list_bytes) == cudaSuccess &&
+                    bands_[slot].reserve(static_cast<std::size_t>(dims) * 8) == cudaSuccess &&
+                    shift_[slot].reserve(static_cast<std::size_t>(dims) * 8) == cudaSuccess &&
+                    queries_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(rows * dims, 1)) * 4) ==
+                        cudaSuccess;
+  if (!room) cudaGetLastError();
+  return room;
+}
+
+Status DeviceQueryGather::upload(int slot, const io::Tile& tile, std::span<const std::int64_t> bands,
+                                 std::span<const double> shift) {
   HB_CUDA_TRY(cudaEventRecord(start_[slot], stream_), "cudaEventRecord");
   HB_CUDA_TRY(cudaMemcpyAsync(raw_[slot].as<void>(), tile.bytes().data(), tile.bytes().size(), cudaMemcpyHostToDevice,
                               stream_),
               "copy query tile");
-  HB_CUDA_TRY(cudaMemcpyAsync(pixels_[slot].as<void>(), pixel.data(), pixel.size_bytes(), cudaMemcpyHostToDevice, stream_),
-              "copy query pixels");
   HB_CUDA_TRY(cudaMemcpyAsync(bands_[slot].as<void>(), bands.data(), bands.size_bytes(), cudaMemcpyHostToDevice, stream_),
               "copy query bands");
   if (!shift.empty())
     HB_CUDA_TRY(cudaMemcpyAsync(shift_[slot].as<double>(), shift.data(), shift.size_bytes(), cudaMemcpyHostToDevice,
                                 stream_),
                 "copy query shift");
+  return {};
+}
+
+Status DeviceQueryGather::gather_rows(int slot, const io::Tile& tile, std::int64_t rows, int dims, bool shifted) {
   HB_CUDA_TRY(kernels::gather_queries(tile.type(), raw_[slot].as<void>(), tile.bands(), pixels_[slot].as<std::int64_t>(),
-                                      rows, bands_[slot].as<std::int64_t>(), static_cast<int>(dims),
-                                      shift.empty() ? nullptr : shift_[slot].as<double>(), queries_[slot].as<float>(),
-                                      stream_),
+                                      rows, bands_[slot].as<std::int64_t>(), dims,
+                                      shifted ? shift_[slot].as<double>() : nullptr, queries_[slot].as<float>(), stream_),
               "gathering kernel");
   HB_CUDA_TRY(cudaEventRecord(done_[slot], stream_), "cudaEventRecord");
+  return {};
+}
+
+Result<const float*> DeviceQueryGather::gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
+                                               std::span<const std::int64_t> bands, std::span<const double> shift) {
+  slot &= 1;
+  HB_TRY(check_dims(bands.size()));
+  const auto rows = static_cast<std::int64_t>(pixel.size());
+  const auto dims = static_cast<std::int64_t>(bands.size());
+  if (!reserve(slot, tile.bytes().size(), rows, dims)) return static_cast<const float*>(nullptr);
+  HB_TRY(upload(slot, tile, bands, shift));
+  HB_CUDA_TRY(cudaMemcpyAsync(pixels_[slot].as<void>(), pixel.data(), pixel.size_bytes(), cudaMemcpyHostToDevice, stream_),
+              "copy query pixels");
+  HB_TRY(gather_rows(slot, tile, rows, static_cast<int>(dims), !shift.empty()));
   HB_CUDA_TRY(cudaEventSynchronize(done_[slot]), "gathering queries");
+  untimed_[slot] = true;
+  return static_cast<const float*>(queries_[slot].as<float>());
+}
+
+Result<const float*> DeviceQueryGather::list_and_gather(int slot, const io::Tile& tile,
+                                                        std::span<const std::int64_t> bands,
+                                                        std::optional<std::int64_t> target,
+                                                        std::span<const double> shift, std::vector<std::int64_t>& pixel) {
+  slot &= 1;
+  HB_TRY(check_dims(bands.size()));
+  const std::int64_t pixels = tile.pixels();
+  const auto dims = static_cast<std::int64_t>(bands.size());
+  const std::size_t scratch = kernels::valid_pixel_scratch_bytes(pixels);
+  const auto list_bytes = static_cast<std::size_t>(std::max<std::int64_t>(pixels, 1)) * 8;
+  if (!reserve(slot, tile.bytes().size(), pixels, dims) ||
+      flags_[slot].reserve(static_cast<std::size_t>(std::max<std::int64_t>(pixels, 1))) != cudaSuccess ||
+      scratch_[slot].reserve(scratch) != cudaSuccess || count_[slot].reserve(8) != cudaSuccess ||
+      host_count_[slot].reserve(8) != cudaSuccess || host_pixels_[slot].reserve(list_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return static_cast<const float*>(nullptr);
+  }
+  HB_TRY(upload(slot, tile, bands, shift));
+  HB_CUDA_TRY(kernels::list_valid_pixels(tile.type(), raw_[slot].as<void>(), pixels, tile.bands(),
+                                         bands_[slot].as<std::int64_t>(), static_cast<int>(dims), target,
+                                         flags_[slot].as<std::uint8_t>(), scratch_[slot].as<void>(), scratch,
+                                         pixels_[slot].as<std::int64_t>(), count_[slot].as<std::int64_t>(), stream_),
+              "listing valid pixels");
+  auto* count = host_count_[slot].as<std::int64_t>();
+  HB_CUDA_TRY(cudaMemcpyAsync(count, count_[slot].as<void>(), 8, cudaMemcpyDeviceToHost, stream_), "copy pixel count");
+  HB_CUDA_TRY(cudaStreamSynchronize(stream_), "listing valid pixels");
+  const std::int64_t rows = *count;
+  HB_TRY(gather_rows(slot, tile, rows, static_cast<int>(dims), !shift.empty()));
+  auto* listed = host_pixels_[slot].as<std::int64_t>();
+  HB_CUDA_TRY(cudaMemcpyAsync(listed, pixels_[slot].as<void>(), static_cast<std::size_t>(rows) * 8,
+                              cudaMemcpyDeviceToHost, stream_),
+              "copy pixel list");
+  HB_CUDA_TRY(cudaStreamSynchronize(stream_), "gathering queries");
+  pixel.assign(listed, listed + rows);
   untimed_[slot] = true;
   return static_cast<const float*>(queries_[slot].as<float>());
 }

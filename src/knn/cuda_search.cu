@@ -134,6 +134,20 @@ class CudaKnnSearch final : public KnnSearch {
     return queries;
   }
 
+  // The valid pixels listed on the device too, from the tile uploaded anyway.
+  Result<const float*> list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+                                       std::optional<double> ignore_value, std::span<const double> shift,
+                                       std::vector<std::int64_t>& pixel) override {
+    if (!is_narrow(tile.type())) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
+    slot &= 1;
+    HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // may run on another thread
+    staging_fill_[slot] = ++fills_;
+    auto queries = gather_.list_and_gather(slot, tile, selection.bands, narrow_ignore_target(tile.type(), ignore_value),
+                                           shift, pixel);
+    if (queries && *queries == nullptr) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
+    return queries;
+  }
+
   Status copy_queries(const float* queries, std::int64_t floats, float* out) override {
     if (gather_.slot_of(queries) < 0) return KnnSearch::copy_queries(queries, floats, out);
     HB_CUDA_TRY(cudaMemcpy(out, queries, static_cast<std::size_t>(floats) * 4, cudaMemcpyDeviceToHost), "copy queries home");

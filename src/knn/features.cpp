@@ -244,6 +244,20 @@ bool is_narrow(io::DataType type) {
   return type == io::DataType::u8 || type == io::DataType::i16 || type == io::DataType::u16;
 }
 
+std::optional<std::int64_t> narrow_ignore_target(io::DataType type, std::optional<double> ignore_value) {
+  const float ignored = ignored_as_float(ignore_value);
+  std::optional<std::int64_t> target;
+  io::visit_data_type(type, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {  // validity_range's rule
+      if (ignored == std::floor(ignored) && ignored >= float{std::numeric_limits<T>::min()} &&
+          ignored <= float{std::numeric_limits<T>::max()})
+        target = static_cast<std::int64_t>(ignored);
+    }
+  });
+  return target;
+}
+
 std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
                           std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel) {
   const auto first = count_valid(tile, selection, ignore_value, valid);

@@ -32,9 +32,9 @@ Result<std::span<const float>> QueryTiles::host_queries(const QueryTile& tile, s
 QueryTiles::~QueryTiles() {
   if (pending_.valid()) pending_.wait();
   if (gather_)
-    spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s listing valid pixels, {:.3f} s "
-                  "while the search gathered queries from {:.2f} GB of {} tiles",
-                  next_, read_seconds_, worker_.pack, worker_.gather, static_cast<double>(worker_.bytes) / 1e9,
+    spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s while the search listed valid "
+                  "pixels and gathered queries from {:.2f} GB of {} tiles",
+                  next_, read_seconds_, worker_.gather, static_cast<double>(worker_.bytes) / 1e9,
                   io::data_type_name(scene_.info().type));
   else
     spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s packing {:.2f} GB of FP32 queries",
@@ -68,9 +68,7 @@ Status QueryTiles::pack(std::size_t tile, float* buffer, Result<const io::Tile*>
     worker_.pack += clock.lap();
     worker_.bytes += count * dims_ * 4;
   } else {
-    valid_pixels(**raw, selection_, ignore, valid_, pixel);
-    worker_.pack += clock.lap();
-    auto queries = search_.gather(slot, **raw, pixel, selection_.bands, shift_);
+    auto queries = search_.list_and_gather(slot, **raw, selection_, ignore, shift_, pixel);
     worker_.gather += clock.lap();
     worker_.bytes += static_cast<std::int64_t>((*raw)->bytes().size());
     if (!queries) return queries.error();

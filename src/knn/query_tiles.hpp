@@ -5,8 +5,9 @@
 // thread-safe). The worker packs the valid pixels as FP32 queries shifted by the
 // training mean into the other of two slots of the search's buffers
 // (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 on a
-// GPU), lists the valid pixels and hands the raw tile over (KnnSearch::gather), so that
-// its copy and the gathering overlap the current tile's search. Without the worker the
+// GPU), hands the raw tile over (KnnSearch::list_and_gather: the GPU lists the valid
+// pixels and gathers), so that its copy and the gathering overlap the current tile's
+// search. Without the worker the
 // host's reading and packing and the GPU's search took turns, and each sat idle half
 // the pass.
 #pragma once
@@ -69,7 +70,7 @@ class QueryTiles {
   std::vector<std::uint8_t> valid_;  // the worker's scratch
   double read_seconds_ = 0;  // the caller's, waiting for the reader
   struct {
-    double pack = 0, gather = 0;  // seconds: validity and packing (or listing), gather()
+    double pack = 0, gather = 0;  // seconds: validity and packing, or list_and_gather()
     std::int64_t bytes = 0;       // packed, or raw tiles handed over
   } worker_;                      // the worker's own, logged at the end
 };

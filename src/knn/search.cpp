@@ -18,6 +18,13 @@ Result<const float*> KnnSearch::gather(int slot, const io::Tile& tile, std::span
   return static_cast<const float*>(queries);
 }
 
+Result<const float*> KnnSearch::list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+                                                std::optional<double> ignore_value, std::span<const double> shift,
+                                                std::vector<std::int64_t>& pixel) {
+  valid_pixels(tile, selection, ignore_value, valid_, pixel);
+  return gather(slot, tile, pixel, selection.bands, shift);
+}
+
 Status KnnSearch::copy_queries(const float* queries, std::int64_t floats, float* out) {
   std::copy_n(queries, floats, out);
   return {};

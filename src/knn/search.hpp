@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <memory_resource>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "io/tile.hpp"
 #include "src/backend/backend.hpp"
 #include "src/knn/distance.hpp"
+#include "src/knn/features.hpp"
 #include "src/knn/select.hpp"
 #include "src/knn/topk.hpp"
 
@@ -126,9 +128,17 @@ class KnnSearch {
                                       std::span<const std::int64_t> bands, std::span<const double> shift);
   // `floats` floats of queries gather() returned, copied to host memory (dedup probes).
   virtual Status copy_queries(const float* queries, std::int64_t floats, float* out);
+  // gather() of the tile's valid pixels, listed here too: `pixel` gets valid_pixels'
+  // list (ascending, tile-local). The base class lists them on the host; the CUDA
+  // search flags and lists them on the GPU from the tile it uploads anyway (the host's
+  // listing read the whole tile again: 4.5 s of a 40 GB int16 scene on 16 cores).
+  virtual Result<const float*> list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+                                               std::optional<double> ignore_value, std::span<const double> shift,
+                                               std::vector<std::int64_t>& pixel);
 
  private:
   std::vector<float> query_buffers_[2];
+  std::vector<std::uint8_t> valid_;  // list_and_gather's flags on the host
 };
 
 std::unique_ptr<KnnSearch> make_cpu_knn_search(const SearchOptions& options);

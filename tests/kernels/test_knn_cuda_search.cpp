@@ -339,6 +339,13 @@ TEST(CudaKnnSearch, GatheredTilesEqualHostQueries) {
   test::expect_gathered_tiles_equal_host_queries(gpu_factory(), kDims);
 }
 
+// Valid pixels flagged and listed on the GPU (kernels/valid_pixels.cu): valid_pixels'
+// list for every narrow type and kind of ignore value, and the host's queries.
+TEST(CudaKnnSearch, ListedTilesEqualHostLists) {
+  HB_REQUIRE_GPU();
+  test::expect_listed_tiles_equal_host_lists(gpu_factory(), kDims);
+}
+
 // The gathering kernel gives the host's bits for every value of each narrow type, under
 // shifts whose subtraction must round (thirds, and values far beyond the samples).
 TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {

@@ -246,4 +246,64 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
     });
 }
 
+// QueryTiles' path for u8/i16/u16 scenes: list_and_gather(), from another thread and
+// slots 0, 1, 0, 1, lists exactly valid_pixels' pixels and gives exactly the host's
+// gather_queries rows, for ignore values that are one of the type's values (planted in
+// used bands, which rule a pixel out, and in an unused one, which does not), absent,
+// fractional or out of range; the last tile has no valid pixel at all.
+inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std::int64_t dims) {
+  constexpr std::int64_t kPixels = 3001;
+  BandSelection selection;
+  selection.scene_bands = dims + 3;
+  for (std::int64_t b = 0; b < selection.scene_bands; ++b)  // every scene band but three
+    if (b != 1 && b != dims / 2 && b != selection.scene_bands - 1) selection.bands.push_back(b);
+  std::vector<double> shift(static_cast<std::size_t>(dims));
+  for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = 1000.0 + static_cast<double>(f) / 3.0;
+  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
+    io::visit_data_type(type, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+        std::mt19937 rng(static_cast<unsigned>(type) + 7);
+        std::uniform_int_distribution<int> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+        const double ends[] = {double{std::numeric_limits<T>::min()}, double{std::numeric_limits<T>::max()}};
+        for (const std::optional<double> ignore : {std::optional<double>{}, std::optional<double>{7.0}, {7.5}, {1e6},
+                                                   {ends[0]}, {ends[1]}}) {
+          const auto target = narrow_ignore_target(type, ignore);
+          auto search = make(SelectMethod::fast);
+          ASSERT_TRUE(search);
+          for (int tile_number = 0; tile_number < 4; ++tile_number) {
+            const int slot = tile_number % 2;
+            const std::string what = std::string(io::data_type_name(type)) + " ignore " +
+                                     (ignore ? std::to_string(*ignore) : std::string("none")) + " tile " +
+                                     std::to_string(tile_number);
+            io::Tile tile(type, kPixels, selection.scene_bands, {0, 1}, {0, 1}, search->tile_allocator());
+            auto values = tile.as<T>();
+            for (auto& v : values) v = static_cast<T>(value(rng));
+            for (std::int64_t p = 0; target && p < kPixels; ++p) {
+              T* in = values.data() + p * selection.scene_bands;
+              if (p % 13 == 4 || tile_number == 3) in[selection.bands[static_cast<std::size_t>(p % dims)]] = static_cast<T>(*target);
+              if (p % 17 == 2) in[1] = static_cast<T>(*target);  // an unused band: still valid
+            }
+            const std::span<const double> s = tile_number % 2 ? std::span<const double>(shift) : std::span<const double>();
+            std::vector<std::int64_t> got_pixel, want_pixel;
+            std::vector<std::uint8_t> valid;
+            auto queries = std::async(std::launch::async, [&] {
+                             return search->list_and_gather(slot, tile, selection, ignore, s, got_pixel);
+                           }).get();
+            ASSERT_TRUE(queries.ok()) << queries.error().line();
+            const auto rows = valid_pixels(tile, selection, ignore, valid, want_pixel);
+            ASSERT_EQ(got_pixel, want_pixel) << what;
+            if (target) {  // the planted pixels are out
+              ASSERT_LE(rows, tile_number == 3 ? 0 : kPixels - kPixels / 13) << what;
+            }
+            std::vector<float> want_rows(static_cast<std::size_t>(rows * dims)), got_rows(want_rows.size());
+            gather_queries(tile, want_pixel, selection.bands, s, want_rows.data());
+            ASSERT_TRUE(search->copy_queries(*queries, rows * dims, got_rows.data()).ok());
+            ASSERT_EQ(std::memcmp(got_rows.data(), want_rows.data(), want_rows.size() * 4), 0) << what;
+          }
+        }
+      }
+    });
+}
+
 }  // namespace hb::knn::test

@@ -337,7 +337,8 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
 
 // Narrow integers check validity by an integer compare: the same flags as the float
 // compare of extract_features for ignore values that are one of the type's values, a
-// fraction, outside the type's range or at its ends.
+// fraction, outside the type's range, at its ends, NaN or infinite; and the same as the
+// GPU's rule, a used band holding narrow_ignore_target.
 TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
   constexpr std::int64_t kWide = 9000, kSceneBands = 4;
   io::CubeInfo info;
@@ -345,20 +346,38 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
   info.meta.bbl = {1, 0, 1, 1};
   const auto selection = select_good_bands(info);
   for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
-    for (const double ignore : {7.0, 7.5, -1.0, 255.0, 65535.0, -32768.0, 1e6}) {
+    for (const double ignore : {7.0, 7.5, -1.0, 255.0, 65535.0, -32768.0, 1e6, std::numeric_limits<double>::quiet_NaN(),
+                                std::numeric_limits<double>::infinity()}) {
       io::Tile tile(type, kWide, kSceneBands, {0, 1}, {0, 1});
       std::mt19937 rng(static_cast<unsigned>(type));
       io::visit_data_type(type, [&](auto zero) {
         using T = decltype(zero);
         auto values = tile.as<T>();
+        // The ignore value where the type holds it; otherwise a value it cannot equal.
+        const auto target = narrow_ignore_target(type, ignore);
+        const T planted = target ? static_cast<T>(*target) : T{7};
         for (std::size_t i = 0; i < values.size(); ++i)
-          values[i] = i % 211 == 5 ? static_cast<T>(ignore) : static_cast<T>(rng() % 300 + (i % 2 ? 0 : 65000));
+          values[i] = i % 211 == 5 ? planted : static_cast<T>(rng() % 300 + (i % 2 ? 0 : 65000));
       });
       std::vector<float> features(static_cast<std::size_t>(kWide * selection.dims()));
       std::vector<std::uint8_t> want(kWide), got(kWide);
       extract_features(tile, 0, kWide, selection, ignore, features.data(), want.data());
       extract_validity(tile, selection, ignore, got.data());
       EXPECT_EQ(got, want) << io::data_type_name(type) << " ignore " << ignore;
+      // The GPU's rule (narrow_ignore_target): out when a used band holds the target.
+      const auto target = narrow_ignore_target(type, ignore);
+      io::visit_data_type(type, [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+          const auto values = tile.as<T>();
+          for (std::int64_t p = 0; p < kWide; ++p) {
+            bool out = false;
+            for (const auto b : selection.bands)
+              out |= target && std::int64_t{values[static_cast<std::size_t>(p * kSceneBands + b)]} == *target;
+            ASSERT_EQ(want[static_cast<std::size_t>(p)], out ? 0 : 1) << io::data_type_name(type) << " ignore " << ignore;
+          }
+        }
+      });
     }
 }
 

@@ -140,6 +140,8 @@ TEST(KnnSearch, GatheredTilesEqualHostQueries) {
   test::expect_gathered_tiles_equal_host_queries(cpu_factory(), kDims);
 }
 
+TEST(KnnSearch, ListedTilesEqualHostLists) { test::expect_listed_tiles_equal_host_lists(cpu_factory(), kDims); }
+
 TEST(KnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
   test::expect_duplicates_at_exactly_zero(cpu_factory(), kDims);
 }
