@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "io/parallel_for.hpp"
+
 namespace hb::knn {
 
 std::int64_t merge_sorted(const float* a_distance, const std::int64_t* a_index, std::int64_t an,
@@ -33,15 +35,21 @@ TopK::TopK(std::int64_t queries, int k, std::pmr::memory_resource* memory)
   resize(queries);
 }
 
+// A scene pass empties a tile's lists (millions of pairs) before every search: on one
+// core that was 4.8 GB of stores and 0.9 s of a 40 GB scene's GPU run.
 void TopK::reset() {
-  std::fill(distances_.begin(), distances_.end(), kNoDistance);
-  std::fill(indices_.begin(), indices_.end(), kNoIndex);
+  constexpr std::int64_t kPairsPerThread = std::int64_t{1} << 18;
+  io::parallel_for(static_cast<std::int64_t>(distances_.size()), kPairsPerThread, [&](std::int64_t begin, std::int64_t end) {
+    std::fill(distances_.begin() + begin, distances_.begin() + end, kNoDistance);
+    std::fill(indices_.begin() + begin, indices_.begin() + end, kNoIndex);
+  });
 }
 
 void TopK::resize(std::int64_t queries) {
   queries_ = queries;
-  distances_.assign(static_cast<std::size_t>(queries * k_), kNoDistance);
-  indices_.assign(static_cast<std::size_t>(queries * k_), kNoIndex);
+  distances_.resize(static_cast<std::size_t>(queries * k_));
+  indices_.resize(static_cast<std::size_t>(queries * k_));
+  reset();
 }
 
 void TopK::merge(std::int64_t q, const float* distance, const std::int64_t* index, std::int64_t n) {
