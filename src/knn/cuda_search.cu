@@ -598,7 +598,7 @@ class CudaKnnSearch final : public KnnSearch {
   std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   const float* block_queries_ = nullptr;  // the current block's queries: queries_ or a gathered slot
-  DeviceQueryGather gather_;  // gather(): query tiles up and gathered on a stream of their own
+  DeviceQueryGather gather_;  // (list_and_)gather(): query tiles up, listed and gathered on a stream of their own
   int gathered_slot_ = -1;  // the slot the open span searches, if gathered
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
