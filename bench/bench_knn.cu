@@ -1,12 +1,12 @@
 // KNN search on one GPU through the KnnSearch seam (pinned host queries in, pinned
 // host lists out, both timed):
-// N = 10^5 training rows, d in {32, 224}, k in {1, 10, 100, 1024, 4096}, for every
+// N = 10^5 training rows (--train: a scene's few thousand), d in {32, 224}, k in {1, 10, 100, 1024, 4096}, for every
 // --select method. Rates are queries/s and GFLOP/s counted as 2 * Q * N * d, against
 // the cuBLAS SGEMM rate measured in the same run (8192^3, plain FP32) and the SGEMM
 // of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
-//   bench_knn [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
+//   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
 //             [--slab-rows 1056,4224] [--select fast,bitonic,kmin,auto]
 // (--slab-mb, --slab-rows: one fast row per inner-product slab size and row count;
 //  default the search's own; --select: the methods to run, default all of them)
@@ -32,7 +32,6 @@ namespace {
 
 using namespace hb::knn;
 
-constexpr std::int64_t kTrain = 100000;
 constexpr std::int64_t kPilot = 2048;
 constexpr double kListBytesCap = 4e9;  // host lists: Q * k * 12 bytes at most
 
@@ -97,20 +96,12 @@ struct Case {
 
 // Searches the first q queries; returns wall seconds (lists to the host included).
 double timed_search(KnnSearch& search, const float* queries, std::int64_t q, const TrainingChunk& chunk, int k) {
-  TopK running(q, k);
-  // Pinned like the queries, so the lists come back at link speed (registration untimed).
-  auto d = running.all_distances();
-  auto i = running.all_indices();
-  const bool pinned = cudaHostRegister(d.data(), d.size_bytes(), cudaHostRegisterDefault) == cudaSuccess &&
-                      cudaHostRegister(i.data(), i.size_bytes(), cudaHostRegisterDefault) == cudaSuccess;
-  if (!pinned) cudaGetLastError();
+  // In the search's list memory (pinned, as the scene passes make them), so the lists
+  // come back at link speed, slab by slab.
+  TopK running(q, k, search.list_memory());
   const auto t0 = std::chrono::steady_clock::now();
   const hb::Status status = search.search(queries, q, chunk, running);
   const double s = seconds_since(t0);
-  if (pinned) {
-    cudaHostUnregister(d.data());
-    cudaHostUnregister(i.data());
-  }
   if (!status.ok()) {
     std::fprintf(stderr, "search failed: %s\n", status.error().line().c_str());
     return -1.0;
@@ -121,6 +112,7 @@ double timed_search(KnnSearch& search, const float* queries, std::int64_t q, con
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::int64_t train_rows = 100000;
   std::int64_t max_queries = 1000000;
   double budget = 0.6;
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
@@ -129,7 +121,8 @@ int main(int argc, char** argv) {
   std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin,
                                     SelectMethod::automatic};
   for (int a = 1; a + 1 < argc; a += 2) {
-    if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
+    if (!std::strcmp(argv[a], "--train")) train_rows = std::atoll(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--budget")) budget = std::atof(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--dims")) dims_list = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--k")) k_list = parse_list(argv[a + 1]);
@@ -147,22 +140,22 @@ int main(int argc, char** argv) {
   cublasCreate(&blas);
   const double peak = sgemm_gflops(blas, 8192, 8192, 8192, 5);
   std::printf("# bench_knn on %s: N = %lld training rows; SGEMM 8192^3 (FP32, no TF32) = %.0f GFLOP/s\n", prop.name,
-              static_cast<long long>(kTrain), peak);
+              static_cast<long long>(train_rows), peak);
   const int max_dims = *std::max_element(dims_list.begin(), dims_list.end());
   float* queries = nullptr;  // pinned: the host-to-device copy runs at link speed
   CHECK_CUDA(cudaMallocHost(&queries, sizeof(float) * static_cast<std::size_t>(max_queries) * max_dims));
   fill_random(queries, static_cast<std::size_t>(max_queries) * max_dims, 1);
-  std::vector<float> train(static_cast<std::size_t>(kTrain) * max_dims);
+  std::vector<float> train(static_cast<std::size_t>(train_rows) * max_dims);
   fill_random(train.data(), train.size(), 2);
 
   std::printf("%5s %5s %8s %8s %9s %12s %10s %8s %8s %s\n", "d", "k", "select", "Q", "seconds", "queries/s",
               "GFLOP/s", "%peak", "xfloor", "note");
   for (const int dims : dims_list) {
-    const TrainingChunk chunk{train.data(), kTrain, dims, 0};
+    const TrainingChunk chunk{train.data(), train_rows, dims, 0};
     // The SGEMM of the search's own shape (training rows x 8192 queries): the floor.
-    const double shape_gflops = sgemm_gflops(blas, static_cast<int>(kTrain), 8192, dims, 3);
+    const double shape_gflops = sgemm_gflops(blas, static_cast<int>(train_rows), 8192, dims, 3);
     std::printf("# d = %d: SGEMM %lld x 8192 x %d = %.0f GFLOP/s (the arithmetic floor below uses it)\n", dims,
-                static_cast<long long>(kTrain), dims, shape_gflops);
+                static_cast<long long>(train_rows), dims, shape_gflops);
     for (const int k : k_list) {
       const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
       std::vector<std::tuple<SelectMethod, int, int>> runs;
@@ -201,7 +194,7 @@ int main(int argc, char** argv) {
           s = timed_search(search, queries, q, chunk, k);
         }
         if (s < 0) continue;
-        const double flop = 2.0 * static_cast<double>(q) * kTrain * dims;
+        const double flop = 2.0 * static_cast<double>(q) * train_rows * dims;
         const double gflops = flop / s / 1e9;
         const double floor_s = flop / (shape_gflops * 1e9);
         const std::string slab = (mb > 0 ? "slab " + std::to_string(mb) + " MiB; " : "") +
