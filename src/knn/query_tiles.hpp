@@ -7,9 +7,8 @@
 // (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 on a
 // GPU), hands the raw tile over (KnnSearch::list_and_gather: the GPU lists the valid
 // pixels and gathers), so that its copy and the gathering overlap the current tile's
-// search. Without the worker the
-// host's reading and packing and the GPU's search took turns, and each sat idle half
-// the pass.
+// search. Without the worker the host's reading and packing and the GPU's search took
+// turns, and each sat idle half the pass.
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 //    already prepared: samples widened to FP32 (knn/features.hpp), bad bands
 //    dropped, ignored pixels removed, and, for Euclidean, both sides centred on the
 //    training mean. Nothing about files or interleaves reaches the seam; a narrow
-//    integer tile may be handed over raw, its queries gathered by the backend
-//    (gather(), whose result search() also takes).
+//    integer tile may be handed over raw, its valid pixels listed and its queries
+//    gathered by the backend (list_and_gather(), whose result search() also takes).
 //  * `chunk.first_index` is the global training index of the chunk's row 0. The same
 //    chunk (same first_index, same contents) is passed for every query block of a run,
 //    so a backend may upload each chunk once and cache it by first_index.
