@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <tuple>
 
 #include "kernels/knn/knn.cuh"
@@ -290,6 +291,45 @@ TEST(CudaKnnSearch, FarFromTheOriginEveryMethodEqualsTheCpu) {
         EXPECT_EQ(count_differences(got, want, kFarQueries, select_method_name(method).data()), 0)
             << "k " << k << " chunk " << chunk_rows;
       }
+  }
+}
+
+// Near-duplicate real-valued spectra (about 1000 plus noise of 0.05): every expansion
+// loses its digits, so every pair is recomputed in FP64, on the warp path by the whole
+// warp (warp_direct_distance: an order-free sum rules most pairs out, and the terms of
+// those that could be kept are added in band order, 256 bands a pass). Real-valued
+// terms round, so only band order gives the serial sum's bits: lists equal the CPU's
+// bit for bit and each distance is the float of the band-order FP64 sum, at 37 bands
+// and at 300 (two passes, no multiple of 32).
+TEST(CudaKnnSearch, RecomputedDistancesKeepTheBandOrderSum) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kNearQueries = 301, kNearTrain = 2003;
+  for (const std::int64_t dims : {std::int64_t{37}, std::int64_t{300}}) {
+    const auto near = [dims](std::int64_t rows, std::uint32_t seed) {
+      std::mt19937 rng(seed);
+      std::normal_distribution<float> noise(0.0f, 0.05f);
+      std::vector<float> out(static_cast<std::size_t>(rows * dims));
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = 1000.0f + 3.7f * static_cast<float>(i % static_cast<std::size_t>(dims)) + noise(rng);
+      return out;
+    };
+    const auto queries = near(kNearQueries, 71), train = near(kNearTrain, 72);
+    for (const int k : {1, 5, 32}) {
+      const TopK want = cpu_lists(queries, kNearQueries, train, kNearTrain, dims, k);
+      auto search = gpu_search(SelectMethod::fast);
+      ASSERT_TRUE(search);
+      TopK got(kNearQueries, k);
+      search_chunks(*search, queries, kNearQueries, train, dims, kNearTrain, got);
+      EXPECT_EQ(count_differences(got, want, kNearQueries, "fast"), 0) << "dims " << dims << " k " << k;
+      std::int64_t off_oracle = 0;
+      for (std::int64_t q = 0; q < kNearQueries; ++q)
+        for (int j = 0; j < k; ++j) {
+          const float* t = train.data() + got.indices(q)[j] * dims;
+          const double want64 = test::squared_distance64(queries.data() + q * dims, t, dims);
+          off_oracle += got.distances(q)[j] != static_cast<float>(want64);
+        }
+      EXPECT_EQ(off_oracle, 0) << "dims " << dims << " k " << k;
+    }
   }
 }
 

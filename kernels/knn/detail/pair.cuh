@@ -35,11 +35,20 @@ __device__ inline float refine_below(int dims) {
   return __fmul_rn(__fmul_rn(2.0f, static_cast<float>(dims)), FLT_EPSILON);
 }
 
-__device__ inline float euclidean_distance(const DistanceInputs& in, int q, int t, float ip, float qn, float tn,
-                                           float refine) {
+// The expansion |q|^2 + |t|^2 - 2 q.t; `direct` when it has lost too many digits (or is
+// NaN) and the pair must be recomputed directly.
+__device__ __forceinline__ float expanded_distance(float ip, float qn, float tn, float refine, bool& direct) {
   const float norms = __fadd_rn(qn, tn);
   const float expanded = __fsub_rn(norms, __fmul_rn(2.0f, ip));
-  if (expanded > __fmul_rn(refine, norms)) return expanded;
+  direct = !(expanded > __fmul_rn(refine, norms));
+  return expanded;
+}
+
+__device__ inline float euclidean_distance(const DistanceInputs& in, int q, int t, float ip, float qn, float tn,
+                                           float refine) {
+  bool direct = false;
+  const float expanded = expanded_distance(ip, qn, tn, refine, direct);
+  if (!direct) return expanded;
   return direct_squared_distance(in.queries + static_cast<std::int64_t>(q) * in.dims,
                                  in.train + static_cast<std::int64_t>(t) * in.dims, in.dims);
 }
@@ -80,6 +89,16 @@ class RowFinisher {
     return in_.metric == Metric::euclidean ? euclidean_distance(in_, q_, t, ip, qn_, tn, refine_)
                                            : cosine_distance(ip, qn_, tn);
   }
+
+  // operator() without the recompute: the distance, or `direct` = true where the
+  // caller must take direct_squared_distance(query_row(), training row) instead.
+  __device__ __forceinline__ float expanded(float ip, float tn, bool& direct) const {
+    direct = false;
+    return in_.metric == Metric::euclidean ? expanded_distance(ip, qn_, tn, refine_, direct)
+                                           : cosine_distance(ip, qn_, tn);
+  }
+
+  __device__ const float* query_row() const { return in_.queries + static_cast<std::int64_t>(q_) * in_.dims; }
 
   // From now on, may_keep passes every pair that finishes at or below `bound`.
   __device__ void bound_by(float bound) {
