@@ -108,10 +108,7 @@ __device__ __forceinline__ bool surely_farther(double estimate, float bound, int
 // all waited on 2 x dims dependent loads for every such pair.
 __device__ __forceinline__ float warp_direct_distance(const float* query, const float* train, int dims, float bound,
                                                       double* terms, int lane) {
-  const auto term = [&](int b) {
-    const double d = __dsub_rn(static_cast<double>(query[b]), static_cast<double>(__ldg(train + b)));
-    return __dmul_rn(d, d);
-  };
+  const auto term = [&](int b) { return detail::squared_difference(query[b], __ldg(train + b)); };
   double estimate = 0.0;
   for (int b = lane; b < dims; b += 32) estimate += term(b);
   for (int offset = 16; offset > 0; offset >>= 1) estimate += __shfl_xor_sync(kFull, estimate, offset);

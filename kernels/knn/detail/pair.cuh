@@ -19,13 +19,16 @@ __device__ __forceinline__ bool closer(float da, std::int64_t ia, float db, std:
   return da < db || (da == db && ia < ib);
 }
 
+// One term of the direct distance, (a - b)^2 in FP64 (every recompute forms it so).
+__device__ __forceinline__ double squared_difference(float a, float b) {
+  const double d = __dsub_rn(static_cast<double>(a), static_cast<double>(b));
+  return __dmul_rn(d, d);
+}
+
 // sum((q - t)^2) in FP64 in band order: exact zero for duplicates.
 __device__ inline float direct_squared_distance(const float* a, const float* b, int dims) {
   double sum = 0.0;
-  for (int i = 0; i < dims; ++i) {
-    const double d = __dsub_rn(static_cast<double>(a[i]), static_cast<double>(b[i]));
-    sum = __dadd_rn(sum, __dmul_rn(d, d));
-  }
+  for (int i = 0; i < dims; ++i) sum = __dadd_rn(sum, squared_difference(a[i], b[i]));
   return static_cast<float>(sum);
 }
 
