@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
   using hb::cli::Verbosity;
   hb::cli::configure_logging(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal,
                              world.rank(), world.size());
+  spdlog::debug("hyperbatch {} up {:.2f} s after the process started (exec, libraries, MPI start-up)", HB_VERSION,
+                hb::cli::seconds_since_process_start());
+  // The last line before MPI and CUDA shut down: what a timed run takes after it is exit.
+  struct LogEnd {
+    ~LogEnd() { spdlog::debug("hyperbatch done {:.2f} s after the process started", hb::cli::seconds_since_process_start()); }
+  } const log_end;
 
   for (auto& command : commands) {
     if (!command.app->parsed()) continue;

@@ -5,18 +5,23 @@
 namespace hb::knn {
 namespace {
 
-// Room for every class id in the raster, so that every rank's matrix has the same shape.
-int matrix_size(std::span<const std::uint16_t> truth, int class_names) {
-  const int top = truth.empty() ? 0 : *std::max_element(truth.begin(), truth.end());
-  return std::max(class_names, top + 1);
+int top_class(std::span<const std::uint16_t> truth) {
+  return truth.empty() ? -1 : *std::max_element(truth.begin(), truth.end());
 }
 
 }  // namespace
 
 EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::span<const std::int64_t> train,
                                  int class_names, std::int64_t samples, bool keep_pixels)
-    : truth_(truth), train_(train), samples_(samples), keep_pixels_(keep_pixels),
-      matrix_(truth.empty() ? 0 : matrix_size(truth, class_names)) {}
+    : EvaluationTally(truth, 0, top_class(truth), train, class_names, samples) {
+  keep_pixels_ = keep_pixels;
+}
+
+// Room for every class id in the raster.
+EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class, std::span<const std::int64_t> train, int class_names,
+                                 std::int64_t samples)
+    : truth_(truth), first_pixel_(first_pixel), train_(train), samples_(samples), keep_pixels_(false),
+      matrix_(top_class < 0 ? 0 : std::max(class_names, top_class + 1)) {}
 
 void EvaluationTally::add(const ClassifiedRows& rows) {
   if (truth_.empty() || rows.rows.rows() == 0) return;
@@ -24,7 +29,7 @@ void EvaluationTally::add(const ClassifiedRows& rows) {
   auto train = std::lower_bound(train_.begin(), train_.end(), first);
   for (const std::int64_t q : rows.classified) {
     const std::int64_t p = first + q;
-    const auto id = truth_[static_cast<std::size_t>(p)];
+    const auto id = truth_[static_cast<std::size_t>(p - first_pixel_)];
     if (id == 0) continue;
     while (train != train_.end() && *train < p) ++train;
     if (train != train_.end() && *train == p) continue;

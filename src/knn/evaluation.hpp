@@ -19,6 +19,11 @@ class EvaluationTally {
   // evaluation pixels' indices (for --export-split).
   EvaluationTally(std::span<const std::uint16_t> truth, std::span<const std::int64_t> train, int class_names,
                   std::int64_t samples, bool keep_pixels = false);
+  // A rank's rows of the truth: `truth` holds the scene's pixels from `first_pixel` on
+  // (the rows it classifies; none for an empty block), and `top_class` is the largest id
+  // of the whole raster (-1: no truth), so that every rank's matrix has the same shape.
+  EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class,
+                  std::span<const std::int64_t> train, int class_names, std::int64_t samples);
 
   // Each row once; pixels() ascend when the rows come in order.
   void add(const ClassifiedRows& rows);
@@ -28,6 +33,7 @@ class EvaluationTally {
 
  private:
   std::span<const std::uint16_t> truth_;
+  std::int64_t first_pixel_ = 0;
   std::span<const std::int64_t> train_;
   std::int64_t samples_;
   bool keep_pixels_;

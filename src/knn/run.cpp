@@ -82,7 +82,8 @@ RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::M
   return report;
 }
 
-Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape) {
+Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
+                                                     std::optional<io::RowRange> rows) {
   const auto& info = truth.info();
   if (info.shape.bands != 1) return bad_input(truth.path(), "bands", "a class raster has exactly one band");
   if (info.shape.lines != scene_shape.lines)
@@ -91,9 +92,11 @@ Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, cons
     return bad_input(truth.path(), "samples",
                      fmt::format("{} samples, the scene has {}", info.shape.samples, scene_shape.samples));
   if (!io::is_integer(info.type)) return bad_input(truth.path(), "data type", "class ids must be integers");
-  std::vector<std::byte> raw(static_cast<std::size_t>(info.total_bytes()));
-  HB_TRY(truth.read_rows({0, info.shape.lines}, raw));
-  std::vector<std::uint16_t> ids(static_cast<std::size_t>(info.shape.pixels()));
+  const io::RowRange span = rows.value_or(io::RowRange{0, info.shape.lines});
+  const std::int64_t pixels = span.rows() * info.shape.samples;
+  std::vector<std::byte> raw(static_cast<std::size_t>(span.rows() * info.bytes_per_row()));
+  HB_TRY(truth.read_rows(span, raw));
+  std::vector<std::uint16_t> ids(static_cast<std::size_t>(pixels));
   std::atomic<bool> ok = true;
   io::visit_data_type(info.type, [&](auto zero) {
     using T = decltype(zero);

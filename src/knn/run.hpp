@@ -60,7 +60,9 @@ std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int
 RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
                      std::int64_t training_rows);
 
-// The truth raster as class ids, checked against the scene's shape.
-Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape);
+// The truth raster as class ids, checked against the scene's shape: all of it, or the
+// given rows (a rank's share).
+Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
+                                                     std::optional<io::RowRange> rows = std::nullopt);
 
 }  // namespace hb::knn

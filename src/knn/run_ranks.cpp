@@ -1,10 +1,8 @@
 // `hyperbatch knn` over several MPI ranks (run_knn_job hands over when the world has
-// more than one rank). Each rank: reads the truth raster (2 bytes a pixel), draws the
-// same split as every other rank (the pixels the draw reaches are checked for validity
-// by the rank whose even share of rows holds them; a fraction split needs the whole
-// validity mask, computed the same way), gathers the features of its shard of training
-// rows only (global rows [count r/P, count (r+1)/P)), and classifies a block of rows
-// balanced by valid pixels. Reports come from rank 0 with counts summed over ranks.
+// more than one rank). Each rank: draws the same split as every other rank from its
+// share of the truth raster (rank_draw.hpp), gathers the features of its shard of
+// training rows only (global rows [count r/P, count (r+1)/P)), and classifies a block of
+// rows balanced by valid pixels. Reports come from rank 0 with counts summed over ranks.
 #include <spdlog/spdlog.h>
 
 #include <fmt/core.h>
@@ -14,11 +12,14 @@
 #include <numeric>
 #include <utility>
 
+#include "io/parallel_for.hpp"
 #include "mpi/agree.hpp"
+#include "mpi/comm.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
 #include "src/knn/evaluation.hpp"
 #include "src/knn/outputs.hpp"
+#include "src/knn/rank_draw.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
 #include "src/knn/scene_pass.hpp"
@@ -27,36 +28,6 @@
 
 namespace hb::knn {
 namespace {
-
-io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
-  return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
-}
-
-// Every rank's flags (or counts), concatenated in rank order, once all have them.
-template <class T>
-Result<std::vector<T>> gathered(const Result<std::vector<T>>& mine, const mpi::Comm& comm) {
-  HB_TRY(mpi::agree(mine ? Status{} : Status{mine.error()}, comm));
-  const auto all = comm.allgather_bytes(std::as_bytes(std::span<const T>(*mine)));
-  std::vector<T> values(all.size() / sizeof(T));
-  std::memcpy(values.data(), all.data(), all.size());
-  return values;
-}
-
-Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
-                                                  std::int64_t tile_rows, const mpi::Comm& comm) {
-  return gathered(validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm)), comm);
-}
-
-// The flags of the asked pixels (ascending): each rank checks those in its even share.
-Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const BandSelection& selection,
-                                                        std::span<const std::int64_t> pixels, std::int64_t tile_rows,
-                                                        const mpi::Comm& comm) {
-  const auto rows = even_rows(cube.info().shape.lines, comm);
-  const auto samples = cube.info().shape.samples;
-  const auto begin = std::lower_bound(pixels.begin(), pixels.end(), rows.begin * samples);
-  const auto end = std::lower_bound(begin, pixels.end(), rows.end * samples);
-  return gathered(pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
-}
 
 // Valid pixels a row for balancing the blocks: exact from a mask, or estimated from
 // every stride-th row (each rank reading those of its even share), which costs about
@@ -141,8 +112,10 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == FeatureSpec::Kind::mnf)
     return Error{ErrorKind::usage, {}, "--save-training",
                  "--save-training, --export-split and --features mnf:N run on one rank only for now"};
-  auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
-  if (!device) return device.error();
+  // The host passes below share this node's cores with its other ranks. The GPU is bound
+  // after them: binding waits for this rank's CUDA context, which main's warm-up thread
+  // makes meanwhile (0.3 s of every two-GPU run went to waiting for it here).
+  io::share_host_threads(mpi::placement(comm).local_size);
   auto cube = io::open_cube(job.scene);
   HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
   const auto& info = (*cube)->info();
@@ -152,18 +125,10 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
   Stopwatch clock;
-  double truth_seconds = 0, split_seconds = 0, gather_seconds = 0;
-  std::vector<std::uint16_t> truth;
-  io::Metadata truth_meta;
-  if (!job.truth.empty()) {
-    auto truth_cube = io::open_cube(job.truth);
-    Result<std::vector<std::uint16_t>> ids = truth_cube ? read_class_raster(**truth_cube, shape)
-                                                        : Result<std::vector<std::uint16_t>>(truth_cube.error());
-    HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
-    truth = std::move(*ids);
-    truth_meta = (*truth_cube)->info().meta;
-    truth_seconds = clock.lap();
-  }
+  double split_seconds = 0, gather_seconds = 0;
+  auto truth = read_truth_share(job, shape, comm);
+  if (!truth) return truth.error();
+  const double truth_seconds = clock.lap();
 
   // Labels of every row; features of this rank's shard only.
   TrainingSet training;
@@ -172,31 +137,24 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   const int r = comm.rank();
   const int size = comm.size();
   Status local;
+  const auto& truth_meta = truth->meta;
   if (job.train_file.empty()) {
-    auto train = training_pixels(
-        truth, job.split,
-        [&](std::span<const std::int64_t> pixels) {
-          return shared_pixel_validity(**cube, selection, pixels, tile_rows, comm);
-        },
-        [&]() -> Result<std::vector<std::uint8_t>> {
-          auto mask = shared_validity(**cube, selection, tile_rows, comm);
-          if (mask) valid = *mask;
-          return mask;
-        });
-    if (!train) return train.error();
-    if (train->empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-    const auto count = static_cast<std::int64_t>(train->size());
+    auto drawn = draw_training(job, **cube, selection, tile_rows, *truth, comm);
+    if (!drawn) return drawn.error();
+    if (drawn->pixels.empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
+    const auto count = static_cast<std::int64_t>(drawn->pixels.size());
     shard.first = count * r / size;
     shard.count = count * (r + 1) / size - shard.first;
     split_seconds = clock.lap();
-    const std::span<const std::int64_t> pixels(train->data() + shard.first, static_cast<std::size_t>(shard.count));
+    const std::span<const std::int64_t> pixels(drawn->pixels.data() + shard.first, static_cast<std::size_t>(shard.count));
     auto features = gather_features(**cube, selection, pixels, tile_rows);
     gather_seconds = clock.lap();
     if (features) shard.rows = std::move(*features);
     else local = features.error();
-    for (const auto p : *train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
+    training.labels = std::move(drawn->labels);
     training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-    training.pixels = std::move(*train);
+    training.pixels = std::move(drawn->pixels);
+    valid = std::move(drawn->valid);
   } else {
     auto file = read_training_file(job.train_file);
     HB_TRY(mpi::agree(file ? Status{} : Status{file.error()}, comm));
@@ -209,6 +167,8 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
     if (local.ok()) local = training.features->read(shard.first, shard.count, shard.rows.data());
   }
   HB_TRY(mpi::agree(local, comm));
+  auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
+  if (!device) return device.error();
   const std::int64_t rows_total = static_cast<std::int64_t>(training.labels.size());
   if (job.classify.k > rows_total)
     return Error{ErrorKind::usage, {}, "-k",
@@ -231,23 +191,26 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   auto outputs = create_knn_outputs(request);
   HB_TRY(mpi::agree(outputs ? Status{} : Status{outputs.error()}, comm));
 
-  // A training file's pixels are another scene's: every labelled pixel is evaluated.
-  const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
-  EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples);
-  const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
-    HB_TRY((*outputs)->write(rows));
-    tally.add(rows);
-    return {};
-  };
   const auto training_bytes = rows_total * selection.dims() * static_cast<std::int64_t>(sizeof(float));
   const ShardMode mode = choose_shard_mode(job.shard_mode, training_bytes, size, job.train_cache_bytes);
   spdlog::info("knn across {} ranks: {} training rows ({} MB) {}", size, rows_total, training_bytes / 1000000,
                mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   auto row_valid = valid_per_row(**cube, selection, valid, comm);
   if (!row_valid) return row_valid.error();
+  const io::RowRange block = query_block(shape, tile_rows, *row_valid, comm);
+  HB_TRY(hold_truth_rows(*truth, block, job.truth, shape, comm));
   const double balance_seconds = clock.lap();
-  const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift,
-                             query_block(shape, tile_rows, *row_valid, comm), progress};
+
+  // A training file's pixels are another scene's: every labelled pixel is evaluated.
+  const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
+  EvaluationTally tally(truth->ids, truth->rows.begin * shape.samples, truth->top_class, drawn,
+                        static_cast<int>(report.classes.names.size()), shape.samples);
+  const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
+    HB_TRY((*outputs)->write(rows));
+    tally.add(rows);
+    return {};
+  };
+  const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift, block, progress};
   spdlog::info("knn rank {}: truth {:.3f} s, split {:.3f} s, training shard gathered {:.3f} s, blocks balanced "
                "{:.3f} s", r, truth_seconds, split_seconds, gather_seconds, balance_seconds);
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);
@@ -257,7 +220,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", clock.lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
-  if (!truth.empty())
+  if (truth->top_class >= 0)
     if (auto all = summed(tally.matrix(), comm); all.total() > 0) report.matrix = std::move(all);
   Status written;
   if ((report.matrix || !job.report.empty()) && comm.is_root()) {

@@ -28,7 +28,6 @@ std::int64_t training_count(std::int64_t class_pixels, const SplitOptions& optio
   return std::clamp<std::int64_t>(n, 1, class_pixels);
 }
 
-using Candidate = std::pair<std::uint64_t, std::int64_t>;  // (rank, pixel)
 constexpr std::int64_t kSplitPiece = std::int64_t{1} << 16;  // pixels, at least, per parallel piece
 
 std::int64_t piece_count(std::int64_t pixels) {
@@ -42,15 +41,16 @@ std::uint64_t rank_of(std::uint64_t seed, std::int64_t pixel) {
 // At most this many candidates of a class (nullopt: every member).
 using Limit = std::function<std::optional<std::int64_t>(std::uint16_t)>;
 
-// The draw's candidates among pixels [begin, end), per class id: the `limit(class)`
-// smallest (rank, pixel), kept in a max-heap, or every member.
+// The draw's candidates among the slice's pixels [begin, end) (slice positions; the
+// slice starts at scene pixel `first`), per class id: the `limit(class)` smallest
+// (rank, pixel), kept in a max-heap, or every member.
 std::vector<std::vector<Candidate>> candidates(std::span<const std::uint16_t> truth, std::span<const std::uint8_t> valid,
-                                               std::int64_t begin, std::int64_t end, std::uint64_t seed,
-                                               const Limit& limit) {
+                                               std::int64_t first, std::int64_t begin, std::int64_t end,
+                                               std::uint64_t seed, const Limit& limit) {
   std::vector<std::vector<Candidate>> by_class;
   std::vector<std::optional<std::int64_t>> limits;
-  for (auto p = begin; p < end; ++p) {
-    const auto at = static_cast<std::size_t>(p);
+  for (auto i = begin; i < end; ++i) {
+    const auto at = static_cast<std::size_t>(i);
     if (!usable(truth, valid, at)) continue;
     if (truth[at] >= by_class.size()) {
       const auto old = by_class.size();
@@ -59,7 +59,7 @@ std::vector<std::vector<Candidate>> candidates(std::span<const std::uint16_t> tr
     }
     auto& members = by_class[truth[at]];
     const auto& n = limits[truth[at]];
-    const Candidate c{rank_of(seed, p), p};
+    const Candidate c{rank_of(seed, first + i), first + i};
     if (!n) {
       members.push_back(c);
     } else if (static_cast<std::int64_t>(members.size()) < *n) {
@@ -74,18 +74,19 @@ std::vector<std::vector<Candidate>> candidates(std::span<const std::uint16_t> tr
   return by_class;
 }
 
-// Every class's candidates over the whole raster. Pieces of the scene are scanned in
-// parallel; the union of the pieces' candidates holds the smallest overall, so the
-// result does not depend on the pieces.
+// Every class's candidates over the slice. Pieces of it are scanned in parallel; the
+// union of the pieces' candidates holds the smallest overall, so the result does not
+// depend on the pieces (nor on how ranks cut the scene into slices).
 std::vector<std::vector<Candidate>> all_candidates(std::span<const std::uint16_t> truth,
-                                                   std::span<const std::uint8_t> valid, std::uint64_t seed,
-                                                   const Limit& limit) {
+                                                   std::span<const std::uint8_t> valid, std::int64_t first,
+                                                   std::uint64_t seed, const Limit& limit) {
   const auto pixels = static_cast<std::int64_t>(truth.size());
   const std::int64_t pieces = piece_count(pixels);
   std::vector<std::vector<std::vector<Candidate>>> found(static_cast<std::size_t>(pieces));
-  io::parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
-    for (auto i = first; i < last; ++i)
-      found[static_cast<std::size_t>(i)] = candidates(truth, valid, pixels * i / pieces, pixels * (i + 1) / pieces, seed, limit);
+  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = begin; i < end; ++i)
+      found[static_cast<std::size_t>(i)] =
+          candidates(truth, valid, first, pixels * i / pieces, pixels * (i + 1) / pieces, seed, limit);
   });
   std::vector<std::vector<Candidate>> by_class;
   for (auto& piece : found) {
@@ -116,7 +117,7 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   // Per class, the n pixels of smallest (rank, pixel): ordering by pixel too makes hash
   // collisions harmless. With a fixed count per class each piece keeps n candidates per
   // class; a fraction needs every member (n depends on the class size).
-  auto by_class = all_candidates(truth, valid, options.seed, [&](std::uint16_t) { return options.per_class; });
+  auto by_class = all_candidates(truth, valid, 0, options.seed, [&](std::uint16_t) { return options.per_class; });
   const auto pixels = static_cast<std::int64_t>(truth.size());
   const std::int64_t pieces = piece_count(pixels);
   const auto piece_range = [&](std::int64_t i) { return std::pair{pixels * i / pieces, pixels * (i + 1) / pieces}; };
@@ -156,27 +157,44 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   return split;
 }
 
+std::vector<std::vector<Candidate>> smallest_candidates(std::span<const std::uint16_t> truth, std::int64_t first_pixel,
+                                                        std::uint64_t seed, std::span<const std::int64_t> limit) {
+  auto by_class = all_candidates(truth, {}, first_pixel, seed, [&](std::uint16_t c) -> std::optional<std::int64_t> {
+    return c < limit.size() ? limit[c] : 0;
+  });
+  for (std::size_t c = 0; c < by_class.size(); ++c) keep_smallest(by_class[c], c < limit.size() ? limit[c] : 0);
+  return by_class;
+}
+
+void keep_smallest(std::vector<Candidate>& members, std::int64_t limit) {
+  std::sort(members.begin(), members.end());
+  members.resize(std::min(members.size(), static_cast<std::size_t>(std::max<std::int64_t>(limit, 0))));
+}
+
 Result<std::vector<std::int64_t>> draw_per_class(std::span<const std::uint16_t> truth, const SplitOptions& options,
                                                  const PixelCheck& check) {
+  const std::uint16_t top = truth.empty() ? 0 : *std::max_element(truth.begin(), truth.end());
+  const CandidateSearch smallest = [&](std::span<const std::int64_t> limit) -> Result<CandidateLists> {
+    return smallest_candidates(truth, 0, options.seed, limit);
+  };
+  return draw_per_class(smallest, top, options, check);
+}
+
+Result<std::vector<std::int64_t>> draw_per_class(const CandidateSearch& smallest, std::uint16_t top_class,
+                                                 const SplitOptions& options, const PixelCheck& check) {
   HB_TRY(check_options(options));
   if (!options.per_class) return Error{ErrorKind::internal, {}, "--train-per-class", "draw_per_class needs a count"};
   const std::int64_t n = *options.per_class;
   // Each class's first `limit` labelled pixels in draw order are checked; a class with
   // fewer than n valid among them looks twice as far, until it runs out of pixels.
-  const std::uint16_t top = truth.empty() ? 0 : *std::max_element(truth.begin(), truth.end());
-  std::vector<std::int64_t> limit(top + std::size_t{1}, n + n / 8 + 16);
-  const auto limit_of = [&](std::uint16_t c) -> std::optional<std::int64_t> { return limit[c]; };
+  std::vector<std::int64_t> limit(top_class + std::size_t{1}, n + n / 8 + 16);
   std::map<std::int64_t, bool> valid;  // the pixels checked so far
   std::vector<std::int64_t> train;
   for (bool again = true; again;) {
-    auto by_class = all_candidates(truth, {}, options.seed, limit_of);
-    for (std::size_t c = 0; c < by_class.size(); ++c) {  // each piece's smallest, merged: the class's smallest
-      auto& members = by_class[c];
-      std::sort(members.begin(), members.end());
-      members.resize(std::min(members.size(), static_cast<std::size_t>(limit[c])));
-    }
+    auto by_class = smallest(limit);
+    if (!by_class) return by_class.error();
     std::vector<std::int64_t> ask;
-    for (const auto& members : by_class)
+    for (const auto& members : *by_class)
       for (const auto& [rank, p] : members)
         if (!valid.contains(p)) ask.push_back(p);
     std::sort(ask.begin(), ask.end());
@@ -189,8 +207,8 @@ Result<std::vector<std::int64_t>> draw_per_class(std::span<const std::uint16_t> 
     }
     again = false;
     train.clear();
-    for (std::size_t c = 0; c < by_class.size(); ++c) {
-      const auto& members = by_class[c];
+    for (std::size_t c = 0; c < by_class->size(); ++c) {
+      const auto& members = (*by_class)[c];
       std::int64_t taken = 0;
       for (auto m = members.begin(); m != members.end() && taken < n; ++m)
         if (valid.at(m->second)) {

@@ -44,6 +44,26 @@ using PixelCheck = std::function<Result<std::vector<std::uint8_t>>(std::span<con
 Result<std::vector<std::int64_t>> draw_per_class(std::span<const std::uint16_t> truth, const SplitOptions& options,
                                                  const PixelCheck& check);
 
+// A draw candidate: (pixel_rank, scene pixel); a class's draw order is ascending.
+using Candidate = std::pair<std::uint64_t, std::int64_t>;
+using CandidateLists = std::vector<std::vector<Candidate>>;  // per class id
+
+// Per class id c, the limit[c] first labelled pixels in draw order (ascending) of truth
+// rows holding scene pixels [first_pixel, first_pixel + truth.size()); ids beyond
+// limit's end get none. Any cut of the raster into slices gives, merged by
+// keep_smallest, the lists of the whole raster: ranks draw from their own rows.
+CandidateLists smallest_candidates(std::span<const std::uint16_t> truth, std::int64_t first_pixel, std::uint64_t seed,
+                                   std::span<const std::int64_t> limit);
+// Sorts a class's candidates and keeps the `limit` first.
+void keep_smallest(std::vector<Candidate>& members, std::int64_t limit);
+
+// smallest_candidates of the whole raster, wherever its rows are (a rank's slices, gathered).
+using CandidateSearch = std::function<Result<CandidateLists>(std::span<const std::int64_t> limit)>;
+
+// draw_per_class over candidate lists from anywhere; class ids are at most top_class.
+Result<std::vector<std::int64_t>> draw_per_class(const CandidateSearch& smallest, std::uint16_t top_class,
+                                                 const SplitOptions& options, const PixelCheck& check);
+
 // The validity flags of every scene pixel (a pass over the whole scene).
 using MaskPass = std::function<Result<std::vector<std::uint8_t>>()>;
 

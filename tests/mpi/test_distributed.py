@@ -207,6 +207,34 @@ def part_knn_per_class(run, d):
         if scene == "f":
             per_class = np.bincount(truth[usable])[1:]
             assert report["training_rows"] == np.minimum(per_class, 20).sum(), "f: not every usable pixel of a small class trained"
+    return checks + part_knn_training_file(run, d)
+
+
+def part_knn_training_file(run, d):
+    """A saved training file with --truth evaluating: each rank reads only its block's
+    truth rows. ENVI class maps (each rank's rows written into the one file) and the
+    confusion matrix bitwise equal for 1-4 ranks; every labelled valid pixel evaluated."""
+    import json
+    run.mpi(1, "knn", f"{d}/s.hdr", "--truth", f"{d}/s_truth.hdr", "--train-per-class", 15, "-k", 3,
+            "-o", f"{d}/kt_saved.hdr", "--save-training", f"{d}/kt_training.h5")
+    truth = np.fromfile(f"{d}/s_truth.img", dtype=np.uint8)
+    raw = np.fromfile(f"{d}/s.img", dtype="<i2").reshape(96 * 24, 20)
+    usable = (truth != 0) & (raw != -9999).all(axis=1)
+    reference, checks = Reference(), 0
+    for ranks in RANKS:
+        for tile_rows in (7, None):
+            base = f"{d}/kt_{ranks}_{tile_rows}"
+            tiling = ["--tile-rows", tile_rows] if tile_rows else []
+            run.mpi(ranks, "knn", f"{d}/s.hdr", "--train", f"{d}/kt_training.h5", "--truth", f"{d}/s_truth.hdr",
+                    "-k", 3, "-o", f"{base}.hdr", "--report", base, *tiling)
+            with open(f"{base}.json") as f:
+                accuracy = json.load(f)["accuracy"]
+            assert accuracy["evaluation_pixels"] == usable.sum(), \
+                f"{ranks} ranks: {accuracy['evaluation_pixels']} evaluation pixels, expected {usable.sum()}"
+            got = {"cube": np.fromfile(f"{base}.img", dtype=np.uint8),
+                   "confidence": np.fromfile(f"{base}_confidence.img", dtype="<f4"),
+                   "matrix": np.array(accuracy["confusion_matrix"])}
+            checks += reference.check(got, f"training file, {ranks} ranks, {tile_rows} rows")
     return checks
 
 

@@ -215,5 +215,44 @@ TEST(KnnSampling, CheckedDrawPassesOnTheChecksError) {
   EXPECT_EQ(drawn.error().file, "scene.img");
 }
 
+// Ranks draw from their own rows: the candidate lists of any cut of the raster into
+// slices, merged, are the whole raster's lists, and the draw over them is the same.
+TEST(KnnSampling, SlicesMergedGiveTheWholeRastersCandidatesAndDraw) {
+  const auto r = make_raster();
+  const std::int64_t samples = 50;
+  const std::vector<std::int64_t> limit{0, 7, 40, 300, 0, 0, 0, 0, 0, 5};
+  const auto whole = smallest_candidates(r.truth, 0, 11, limit);
+  for (const std::vector<std::int64_t>& cuts : {std::vector<std::int64_t>{0, 60}, {0, 13, 14, 60}, {0, 0, 31, 59, 60}}) {
+    const auto slices = [&](std::span<const std::int64_t> lim) -> Result<CandidateLists> {
+      CandidateLists merged(lim.size());
+      for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        const std::span<const std::uint16_t> rows(r.truth.data() + cuts[i] * samples,
+                                                  static_cast<std::size_t>((cuts[i + 1] - cuts[i]) * samples));
+        const auto part = smallest_candidates(rows, cuts[i] * samples, 11, lim);
+        for (std::size_t c = 0; c < part.size(); ++c) merged[c].insert(merged[c].end(), part[c].begin(), part[c].end());
+      }
+      for (std::size_t c = 0; c < merged.size(); ++c) keep_smallest(merged[c], lim[c]);
+      return merged;
+    };
+    const auto lists = *slices(limit);
+    ASSERT_EQ(lists.size(), whole.size());
+    for (std::size_t c = 0; c < lists.size(); ++c) EXPECT_EQ(lists[c], whole[c]) << "class " << c << ", " << cuts.size() - 1 << " slices";
+    EXPECT_EQ(lists[1].size(), 7u);
+    EXPECT_EQ(lists[9].size(), 5u);
+
+    const PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
+      std::vector<std::uint8_t> flags;
+      for (const auto p : pixels) flags.push_back(r.valid[static_cast<std::size_t>(p)]);
+      return flags;
+    };
+    const SplitOptions options{std::nullopt, 25, 11};
+    const auto sliced = draw_per_class(slices, 9, options, check);
+    const auto one = draw_per_class(r.truth, options, check);
+    ASSERT_TRUE(sliced.ok() && one.ok());
+    EXPECT_EQ(*sliced, *one) << cuts.size() - 1 << " slices";
+    EXPECT_EQ(*one, stratified_split(r.truth, r.valid, options)->train);
+  }
+}
+
 }  // namespace
 }  // namespace hb::knn

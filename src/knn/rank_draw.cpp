@@ -1,0 +1,129 @@
+#include "src/knn/rank_draw.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/knn/sampling.hpp"
+#include "src/knn/scene_pass.hpp"
+
+namespace hb::knn {
+namespace {
+
+Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
+                                                  std::int64_t tile_rows, const mpi::Comm& comm) {
+  return gathered(validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm)), comm);
+}
+
+// The flags of the asked pixels (ascending): each rank checks those in its even share.
+Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const BandSelection& selection,
+                                                        std::span<const std::int64_t> pixels, std::int64_t tile_rows,
+                                                        const mpi::Comm& comm) {
+  const auto rows = even_rows(cube.info().shape.lines, comm);
+  const auto samples = cube.info().shape.samples;
+  const auto begin = std::lower_bound(pixels.begin(), pixels.end(), rows.begin * samples);
+  const auto end = std::lower_bound(begin, pixels.end(), rows.end * samples);
+  return gathered(pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
+}
+
+Result<std::vector<std::uint16_t>> read_rows(const std::string& path, const io::CubeShape& shape, io::RowRange rows,
+                                             io::Metadata* meta) {
+  auto cube = io::open_cube(path);
+  if (!cube) return cube.error();
+  if (meta) *meta = (*cube)->info().meta;
+  return read_class_raster(**cube, shape, rows);
+}
+
+// A candidate with its class, as it crosses between ranks.
+struct ClassCandidate {
+  std::uint64_t rank;
+  std::int64_t pixel;
+  std::int64_t id;
+};
+
+// Every rank's lists merged: the whole raster's lists (smallest_candidates' contract).
+CandidateLists merged(const CandidateLists& mine, std::span<const std::int64_t> limit, const mpi::Comm& comm) {
+  std::vector<ClassCandidate> flat;
+  for (std::size_t c = 0; c < mine.size(); ++c)
+    for (const auto& [rank, pixel] : mine[c]) flat.push_back({rank, pixel, static_cast<std::int64_t>(c)});
+  const auto bytes = comm.allgather_bytes(std::as_bytes(std::span<const ClassCandidate>(flat)));
+  std::vector<ClassCandidate> all(bytes.size() / sizeof(ClassCandidate));
+  std::memcpy(all.data(), bytes.data(), bytes.size());
+  CandidateLists lists(limit.size());
+  for (const auto& c : all) lists[static_cast<std::size_t>(c.id)].push_back({c.rank, c.pixel});
+  for (std::size_t c = 0; c < lists.size(); ++c) keep_smallest(lists[c], limit[c]);
+  return lists;
+}
+
+// The class of each pixel (ascending), from the lists that drew them.
+std::vector<std::uint16_t> labels_of(std::span<const std::int64_t> pixels, const CandidateLists& lists) {
+  std::vector<std::pair<std::int64_t, std::uint16_t>> by_pixel;
+  for (std::size_t c = 0; c < lists.size(); ++c)
+    for (const auto& candidate : lists[c]) by_pixel.push_back({candidate.second, static_cast<std::uint16_t>(c)});
+  std::sort(by_pixel.begin(), by_pixel.end());
+  std::vector<std::uint16_t> labels;
+  labels.reserve(pixels.size());
+  for (const auto p : pixels)
+    labels.push_back(std::lower_bound(by_pixel.begin(), by_pixel.end(), std::pair{p, std::uint16_t{0}})->second);
+  return labels;
+}
+
+}  // namespace
+
+io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
+  return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
+}
+
+Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape, const mpi::Comm& comm) {
+  TruthRows truth;
+  if (job.truth.empty()) return truth;
+  truth.rows = job.split.fraction ? io::RowRange{0, shape.lines} : even_rows(shape.lines, comm);
+  auto ids = read_rows(job.truth, shape, truth.rows, &truth.meta);
+  HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
+  truth.ids = std::move(*ids);
+  const auto tops = comm.allgather(truth.ids.empty() ? 0 : *std::max_element(truth.ids.begin(), truth.ids.end()));
+  truth.top_class = static_cast<int>(*std::max_element(tops.begin(), tops.end()));
+  return truth;
+}
+
+Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& path, const io::CubeShape& shape,
+                       const mpi::Comm& comm) {
+  const bool held = truth.top_class < 0 || (truth.rows.begin <= rows.begin && rows.end <= truth.rows.end);
+  Result<std::vector<std::uint16_t>> ids = held ? std::vector<std::uint16_t>{} : read_rows(path, shape, rows, nullptr);
+  HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
+  if (held) return {};
+  truth.ids = std::move(*ids);
+  truth.rows = rows;
+  return {};
+}
+
+Result<DrawnTraining> draw_training(const KnnJob& job, const io::Cube& scene, const BandSelection& selection,
+                                    std::int64_t tile_rows, const TruthRows& truth, const mpi::Comm& comm) {
+  const PixelCheck check = [&](std::span<const std::int64_t> pixels) {
+    return shared_pixel_validity(scene, selection, pixels, tile_rows, comm);
+  };
+  DrawnTraining drawn;
+  if (job.split.per_class) {
+    CandidateLists last;  // the lists of the final round: the drawn pixels' classes
+    const std::int64_t first_pixel = truth.rows.begin * scene.info().shape.samples;
+    const CandidateSearch smallest = [&](std::span<const std::int64_t> limit) -> Result<CandidateLists> {
+      last = merged(smallest_candidates(truth.ids, first_pixel, job.split.seed, limit), limit, comm);
+      return last;
+    };
+    auto train = draw_per_class(smallest, static_cast<std::uint16_t>(std::max(truth.top_class, 0)), job.split, check);
+    if (!train) return train.error();
+    drawn.labels = labels_of(*train, last);
+    drawn.pixels = std::move(*train);
+    return drawn;
+  }
+  auto train = training_pixels(truth.ids, job.split, check, [&]() -> Result<std::vector<std::uint8_t>> {
+    auto mask = shared_validity(scene, selection, tile_rows, comm);
+    if (mask) drawn.valid = *mask;
+    return mask;
+  });
+  if (!train) return train.error();
+  for (const auto p : *train) drawn.labels.push_back(truth.ids[static_cast<std::size_t>(p)]);  // the whole raster
+  drawn.pixels = std::move(*train);
+  return drawn;
+}
+
+}  // namespace hb::knn
