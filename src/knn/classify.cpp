@@ -10,30 +10,15 @@
 
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/knn/tile_writer.hpp"
 #include "src/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
 
-// Per-tile outputs, sized for the tile's pixels.
-struct TileOutputs {
-  std::vector<std::uint16_t> labels;
-  std::vector<float> confidence;
-  std::vector<std::int64_t> neighbor_index;
-  std::vector<float> neighbor_distance;
-
-  void reset(std::int64_t pixels, int k, bool neighbors) {
-    labels.assign(static_cast<std::size_t>(pixels), 0);
-    confidence.assign(static_cast<std::size_t>(pixels), 0.0f);
-    const auto slots = neighbors ? static_cast<std::size_t>(pixels * k) : 0;
-    neighbor_index.assign(slots, -1);
-    neighbor_distance.assign(slots, std::numeric_limits<float>::quiet_NaN());
-  }
-};
-
 // Where a classification's time goes, for the log.
 struct StageTimes {
-  double read = 0, dedup = 0, search = 0, vote = 0, write = 0;
+  double read = 0, dedup = 0, search = 0, finish = 0;  // finish: voting and writing (TileWriter)
 };
 
 }  // namespace
@@ -51,7 +36,8 @@ std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, i
 Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
                                      const TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress,
+                                     SinkThread sink_thread) {
   Stopwatch whole;
   if (options.k < 1) return Error{ErrorKind::usage, {}, "-k", "k must be at least 1"};
   if (options.k > prepared.count())
@@ -72,12 +58,11 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
   if (!voter) return voter.error();
   TopK running(0, options.k, (*search)->list_memory());
-  TileOutputs out;
+  TileWriter writer(**voter, sink, sink_thread, options.k, options.neighbors, options.metric,
+                    (*search)->list_memory());
   std::vector<float> queries;             // a deduplicated tile's rows (gathered ones copied home), then its unique rows
-  std::vector<VoteResult> votes;          // per searched row
   dedup::AutoRule dedup_rule(options.dedup);
   const std::int64_t dims = selection.dims();
-  const int k = options.k;
   Stopwatch clock;
   StageTimes times;
 
@@ -107,7 +92,6 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       }
     }
     const std::int64_t ns = deduped ? dup.uniques() : nq;
-    const auto searched = [&](std::int64_t q) { return deduped ? dup.inverse[static_cast<std::size_t>(q)] : q; };
     running.resize(ns);
     times.dedup += clock.lap();
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
@@ -116,29 +100,14 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       HB_TRY((*search)->search(searched_rows, ns, *chunk, running));
     }
     times.search += clock.lap();
-    votes.resize(static_cast<std::size_t>(ns));
-    HB_TRY((*voter)->vote(running, ns, votes));
-    out.reset(t.pixels, k, options.neighbors);
-    for (std::int64_t q = 0; q < nq; ++q) {
-      const auto p = static_cast<std::size_t>(t.pixel[static_cast<std::size_t>(q)]);
-      const std::int64_t s = searched(q);
-      const VoteResult& v = votes[static_cast<std::size_t>(s)];
-      out.labels[p] = v.label;
-      out.confidence[p] = v.confidence;
-      if (!options.neighbors) continue;
-      for (int j = 0; j < k; ++j) {
-        out.neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(s)[j];
-        out.neighbor_distance[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] =
-            reported_distance(options.metric, running.distances(s)[j]);
-      }
-    }
     ++stats.tiles;
     stats.classified += nq;
     stats.ignored += t.pixels - nq;
-    times.vote += clock.lap();
-    HB_TRY(sink({t.rows, out.labels, out.confidence, out.neighbor_index, out.neighbor_distance, t.pixel}));
+    HB_TRY(writer.write(t.rows, t.pixels, t.pixel, deduped ? std::span<const std::int64_t>(dup.inverse)
+                                                             : std::span<const std::int64_t>{},
+                        running));
     if (progress) progress(t.rows.end, scene.info().shape.lines);
-    times.write += clock.lap();
+    times.finish += clock.lap();
     return {};
   };
   for (;;) {
@@ -148,9 +117,13 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
     if (*tile == nullptr) break;
     HB_TRY(classify_tile(**tile));
   }
+  HB_TRY(writer.finish());
+  times.finish += clock.lap();
   spdlog::info("knn classification ({} tiles): {:.3f} s waiting for packed tiles, {:.3f} s finding duplicates, "
-               "{:.3f} s searching, {:.3f} s voting, {:.3f} s writing",
-               stats.tiles, times.read, times.dedup, times.search, times.vote, times.write);
+               "{:.3f} s searching, {:.3f} s {}",
+               stats.tiles, times.read, times.dedup, times.search, times.finish,
+               sink_thread == SinkThread::any ? "waiting for tiles voted and written behind the search"
+                                              : "voting and writing");
   stats.select = (*search)->select_method();
   stats.seconds = whole.lap();
   return stats;

@@ -41,6 +41,11 @@ struct ClassifiedRows {
 
 using RowSink = std::function<Status(const ClassifiedRows&)>;
 
+// Where a RowSink may run: only on the caller's thread (HDF5 outputs: the library is
+// not thread-safe here, and ranks write collectively), or on a background thread while
+// the caller searches the next tile (ENVI outputs: pwrite of disjoint rows).
+enum class SinkThread { caller, any };
+
 struct ClassifyStats {
   std::int64_t classified = 0;
   std::int64_t ignored = 0;
@@ -60,6 +65,7 @@ std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, i
 Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
                                      const TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {},
+                                     SinkThread sink_thread = SinkThread::caller);
 
 }  // namespace hb::knn

@@ -44,6 +44,9 @@ class Outputs final : public KnnOutputs {
   }
   Status commit() override { return files_->commit(); }
   std::vector<std::string> paths() const override { return files_->paths(); }
+  SinkThread sink_thread() const override {
+    return files_->writes_from_any_thread() ? SinkThread::any : SinkThread::caller;
+  }
 
  private:
   std::unique_ptr<ProductFiles> files_;

@@ -38,6 +38,7 @@ class KnnOutputs {
   virtual Status write(const ClassifiedRows& rows) = 0;
   virtual Status commit() = 0;
   virtual std::vector<std::string> paths() const = 0;  // final names
+  virtual SinkThread sink_thread() const = 0;          // where write() may be called
 };
 
 Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request);

@@ -59,6 +59,7 @@ class EnviFiles final : public ProductFiles {
     return writers_.write(index, rows, data);
   }
   Status commit() override { return writers_.commit(); }
+  bool writes_from_any_thread() const override { return true; }
   std::vector<std::string> paths() const override { return paths_; }
 
  private:

@@ -47,6 +47,9 @@ class ProductFiles {
   virtual Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) = 0;
   virtual Status commit() = 0;
   virtual std::vector<std::string> paths() const = 0;  // final names
+  // ENVI files take each write as pwrite of disjoint rows, from any thread; HDF5 ones
+  // only from the thread that opened them (the library is not thread-safe here).
+  virtual bool writes_from_any_thread() const { return false; }
 };
 
 // `products[0]` is the main product; `tag` names the hidden HDF5 staging files. With a

@@ -8,6 +8,7 @@
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/knn/tile_writer.hpp"
 #include "src/stopwatch.hpp"
 
 namespace hb::knn {
@@ -84,7 +85,7 @@ class ShardStream {
 };
 
 struct RankTimes {
-  double read = 0, search = 0, wait = 0, vote = 0, write = 0;
+  double read = 0, search = 0, wait = 0, finish = 0;  // finish: voting and writing (TileWriter)
 };
 
 }  // namespace
@@ -118,24 +119,22 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
   QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()}, **search);
-  const int k = options.k;
-  TopK running(0, k, (*search)->list_memory());
-  std::vector<VoteResult> votes;
-  std::vector<std::uint16_t> labels;
-  std::vector<float> confidence, neighbor_distance;
-  std::vector<std::int64_t> neighbor_index;
+  TopK running(0, options.k, (*search)->list_memory());
+  TileWriter writer(**voter, sink, in.sink_thread, options.k, options.neighbors, options.metric,
+                    (*search)->list_memory());
   RankTimes times;
+  Status written;  // the last hand-over's: a tile written behind the search that failed
   for (std::int64_t i = 0; i < calls; ++i) {
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
     Stopwatch clock;
-    Status local;
+    Status local = written;
     // Packed where the search wants them (pinned on a GPU, or gathered there from the
     // raw tile) while the previous tile was searched: uploaded once for every shard.
     const float* queries = nullptr;
     std::span<const std::int64_t> query_pixel;
-    if (have) {
+    if (have && local.ok()) {
       auto tile = reader.next();
       if (!tile) local = tile.error();
       else if (*tile == nullptr) local = Error{ErrorKind::internal, {}, "knn", "the query tiles ended early"};
@@ -166,36 +165,24 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     for (int step = steps_taken; step < stream.steps(); ++step) (void)chunk_at(step);
     times.search += clock.lap() - waited;
     times.wait += waited;
-    votes.resize(static_cast<std::size_t>(nq));
-    if (local.ok()) local = (*voter)->vote(running, nq, votes);
     HB_TRY(mpi::agree(local, comm));
-    labels.assign(static_cast<std::size_t>(pixels), 0);
-    confidence.assign(static_cast<std::size_t>(pixels), 0.0f);
-    const auto slots = options.neighbors ? static_cast<std::size_t>(pixels * k) : 0;
-    neighbor_index.assign(slots, -1);
-    neighbor_distance.assign(slots, std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t q = 0; q < nq; ++q) {
-      const auto p = static_cast<std::size_t>(query_pixel[static_cast<std::size_t>(q)]);
-      const VoteResult& v = votes[static_cast<std::size_t>(q)];
-      labels[p] = v.label;
-      confidence[p] = v.confidence;
-      for (int j = 0; options.neighbors && j < k; ++j) {
-        neighbor_index[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = running.indices(q)[j];
-        neighbor_distance[p * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] =
-            reported_distance(options.metric, running.distances(q)[j]);
-      }
-    }
     stats.classified += nq;
     stats.ignored += pixels - nq;
-    times.vote += clock.lap();
-    HB_TRY(sink({rows, labels, confidence, neighbor_index, neighbor_distance, query_pixel}));
-    times.write += clock.lap();
+    // Every rank hands every tile over, empty ones included: HDF5 writes are collective.
+    written = writer.write(rows, pixels, query_pixel, {}, running);
+    times.finish += clock.lap();
     if (have && in.progress) in.progress(rows.end - in.block.begin, in.block.rows());
   }
+  Stopwatch finishing;
+  if (written.ok()) written = writer.finish();
+  times.finish += finishing.seconds();
+  HB_TRY(mpi::agree(written, comm));
   spdlog::info("knn rank {}: rows [{}, {}), {} mode: {:.3f} s reading, {:.3f} s searching, {:.3f} s waiting for "
-               "shards, {:.3f} s voting, {:.3f} s writing",
+               "shards, {:.3f} s {}",
                comm.rank(), in.block.begin, in.block.end, mode == ShardMode::ring ? "ring" : "allgather", times.read,
-               times.search, times.wait, times.vote, times.write);
+               times.search, times.wait, times.finish,
+               in.sink_thread == SinkThread::any ? "waiting for tiles voted and written behind the search"
+                                                 : "voting and writing");
   std::int64_t totals[2] = {stats.classified, stats.ignored};
   comm.allreduce_sum(totals);
   stats.classified = totals[0];

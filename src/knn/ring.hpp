@@ -45,6 +45,7 @@ struct RankClassifyInput {
   std::span<const double> shift;          // applied to the queries
   io::RowRange block;                     // this rank's query rows
   std::function<void(std::int64_t, std::int64_t)> progress;  // (rows done, rows) of the block
+  SinkThread sink_thread = SinkThread::caller;
 };
 
 Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Shard mine, ShardMode mode,

@@ -191,7 +191,8 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
     return {};
   };
   lap();
-  auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress);
+  auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress,
+                              (*outputs)->sink_thread());
   if (!stats) return stats.error();
   spdlog::info("knn: classification pass {:.3f} s ({} evaluation pixels)", lap(), tally.matrix().total());
   spdlog::info("knn: dedup {}: ran on {} of {} tiles, {} of {} classified pixels were duplicates ({:.1f} %)",

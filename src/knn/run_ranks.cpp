@@ -210,7 +210,8 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
     tally.add(rows);
     return {};
   };
-  const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift, block, progress};
+  const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift, block,
+                             progress, (*outputs)->sink_thread()};
   spdlog::info("knn rank {}: truth {:.3f} s, split {:.3f} s, training shard gathered {:.3f} s, blocks balanced "
                "{:.3f} s", r, truth_seconds, split_seconds, gather_seconds, balance_seconds);
   auto stats = classify_rows_across_ranks(in, std::move(shard), mode, job.classify, sink, comm);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -153,7 +154,8 @@ std::vector<double> squared_norms(std::span<const float> rows, std::int64_t dims
   return n;
 }
 
-Output classify(const Scene& scene, Mode mode, knn::Metric metric) {
+Output classify(const Scene& scene, Mode mode, knn::Metric metric,
+                knn::SinkThread thread = knn::SinkThread::caller) {
   const auto selection = knn::select_good_bands(scene.cube->info());
   auto valid = knn::validity_mask(*scene.cube, selection, 5);
   const auto split = *knn::stratified_split(scene.truth, *valid, {std::nullopt, 6, 3});
@@ -181,10 +183,27 @@ Output classify(const Scene& scene, Mode mode, knn::Metric metric) {
     out.neighbor_distance.insert(out.neighbor_distance.end(), rows.neighbor_distance.begin(), rows.neighbor_distance.end());
     return {};
   };
-  auto stats = knn::classify_scene(*scene.cube, selection, training, *prepared, options, sink);
+  auto stats = knn::classify_scene(*scene.cube, selection, training, *prepared, options, sink, {}, thread);
   EXPECT_TRUE(stats.ok()) << (stats.ok() ? "" : stats.error().line());
   if (stats.ok()) out.stats = *stats;
   return out;
+}
+
+// Tiles written behind the search (a background thread spreads the votes and calls the
+// sink) give the same bits as writing in the caller's thread, duplicates included.
+TEST(DedupKnn, WritingBehindTheSearchChangesNoOutput) {
+  const auto scene = make_scene();
+  for (const auto mode : {Mode::off, Mode::on}) {
+    const auto caller = classify(scene, mode, knn::Metric::euclidean);
+    const auto behind = classify(scene, mode, knn::Metric::euclidean, knn::SinkThread::any);
+    EXPECT_EQ(behind.stats.duplicates, caller.stats.duplicates);
+    EXPECT_EQ(behind.labels, caller.labels);
+    EXPECT_EQ(behind.confidence, caller.confidence);
+    EXPECT_EQ(behind.neighbor_index, caller.neighbor_index);
+    ASSERT_EQ(behind.neighbor_distance.size(), caller.neighbor_distance.size());
+    EXPECT_EQ(std::memcmp(behind.neighbor_distance.data(), caller.neighbor_distance.data(),
+                          caller.neighbor_distance.size() * sizeof(float)), 0);  // NaN slots included
+  }
 }
 
 TEST(DedupKnn, ClassMapsAreIdenticalWithAndWithoutDedup) {
