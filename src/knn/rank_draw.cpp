@@ -87,11 +87,26 @@ Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape
 
 Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& path, const io::CubeShape& shape,
                        const mpi::Comm& comm) {
-  const bool held = truth.top_class < 0 || (truth.rows.begin <= rows.begin && rows.end <= truth.rows.end);
-  Result<std::vector<std::uint16_t>> ids = held ? std::vector<std::uint16_t>{} : read_rows(path, shape, rows, nullptr);
-  HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
-  if (held) return {};
-  truth.ids = std::move(*ids);
+  // The rows held already are kept; only the rest of the block is read (its ends: a
+  // balanced block is its even share moved by a few rows).
+  const auto samples = static_cast<std::size_t>(shape.samples);
+  const io::RowRange kept{std::clamp(truth.rows.begin, rows.begin, rows.end), std::clamp(truth.rows.end, rows.begin, rows.end)};
+  const bool overlap = kept.begin < kept.end;
+  const io::RowRange before{rows.begin, overlap ? kept.begin : rows.end}, after{overlap ? kept.end : rows.end, rows.end};
+  const bool read = truth.top_class >= 0 && (before.rows() > 0 || after.rows() > 0);
+  Result<std::vector<std::uint16_t>> head = std::vector<std::uint16_t>{}, tail = std::vector<std::uint16_t>{};
+  if (read && before.rows() > 0) head = read_rows(path, shape, before, nullptr);
+  if (read && head && after.rows() > 0) tail = read_rows(path, shape, after, nullptr);
+  const Status status = !head ? Status{head.error()} : !tail ? Status{tail.error()} : Status{};
+  HB_TRY(mpi::agree(status, comm));
+  if (!read) return {};
+  std::vector<std::uint16_t> ids = std::move(*head);
+  if (overlap) {
+    const auto from = truth.ids.begin() + static_cast<std::ptrdiff_t>((kept.begin - truth.rows.begin) * samples);
+    ids.insert(ids.end(), from, from + static_cast<std::ptrdiff_t>(kept.rows() * samples));
+  }
+  ids.insert(ids.end(), tail->begin(), tail->end());
+  truth.ids = std::move(ids);
   truth.rows = rows;
   return {};
 }

@@ -47,8 +47,8 @@ struct TruthRows {
 // class member).
 Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape, const mpi::Comm& comm);
 
-// Makes `truth` hold rows `rows` (the rank's query block), reading them unless it has
-// them already (collective).
+// Makes `truth` hold at least rows `rows` (the rank's query block), reading those it
+// lacks (collective).
 Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& path, const io::CubeShape& shape,
                        const mpi::Comm& comm);
 
