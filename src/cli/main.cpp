@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
                 hb::cli::seconds_since_process_start());
   // The last line before MPI and CUDA shut down: what a timed run takes after it is exit.
   struct LogEnd {
-    ~LogEnd() { spdlog::debug("hyperbatch done {:.2f} s after the process started", hb::cli::seconds_since_process_start()); }
+    ~LogEnd() {
+      spdlog::debug("hyperbatch done {:.2f} s after the process started", hb::cli::seconds_since_process_start());
+    }
   } const log_end;
 
   for (auto& command : commands) {

@@ -18,8 +18,8 @@ EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::span
 }
 
 // Room for every class id in the raster.
-EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class, std::span<const std::int64_t> train, int class_names,
-                                 std::int64_t samples)
+EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class,
+                                 std::span<const std::int64_t> train, int class_names, std::int64_t samples)
     : truth_(truth), first_pixel_(first_pixel), train_(train), samples_(samples), keep_pixels_(false),
       matrix_(top_class < 0 ? 0 : std::max(class_names, top_class + 1)) {}
 

@@ -90,9 +90,11 @@ Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& p
   // The rows held already are kept; only the rest of the block is read (its ends: a
   // balanced block is its even share moved by a few rows).
   const auto samples = static_cast<std::size_t>(shape.samples);
-  const io::RowRange kept{std::clamp(truth.rows.begin, rows.begin, rows.end), std::clamp(truth.rows.end, rows.begin, rows.end)};
+  const io::RowRange kept{std::clamp(truth.rows.begin, rows.begin, rows.end),
+                          std::clamp(truth.rows.end, rows.begin, rows.end)};
   const bool overlap = kept.begin < kept.end;
-  const io::RowRange before{rows.begin, overlap ? kept.begin : rows.end}, after{overlap ? kept.end : rows.end, rows.end};
+  const io::RowRange before{rows.begin, overlap ? kept.begin : rows.end};
+  const io::RowRange after{overlap ? kept.end : rows.end, rows.end};
   const bool read = truth.top_class >= 0 && (before.rows() > 0 || after.rows() > 0);
   Result<std::vector<std::uint16_t>> head = std::vector<std::uint16_t>{}, tail = std::vector<std::uint16_t>{};
   if (read && before.rows() > 0) head = read_rows(path, shape, before, nullptr);

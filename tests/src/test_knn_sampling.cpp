@@ -222,7 +222,8 @@ TEST(KnnSampling, SlicesMergedGiveTheWholeRastersCandidatesAndDraw) {
   const std::int64_t samples = 50;
   const std::vector<std::int64_t> limit{0, 7, 40, 300, 0, 0, 0, 0, 0, 5};
   const auto whole = smallest_candidates(r.truth, 0, 11, limit);
-  for (const std::vector<std::int64_t>& cuts : {std::vector<std::int64_t>{0, 60}, {0, 13, 14, 60}, {0, 0, 31, 59, 60}}) {
+  using Cuts = std::vector<std::int64_t>;  // slice boundaries in rows
+  for (const Cuts& cuts : {Cuts{0, 60}, Cuts{0, 13, 14, 60}, Cuts{0, 0, 31, 59, 60}}) {
     const auto slices = [&](std::span<const std::int64_t> lim) -> Result<CandidateLists> {
       CandidateLists merged(lim.size());
       for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
@@ -236,7 +237,8 @@ TEST(KnnSampling, SlicesMergedGiveTheWholeRastersCandidatesAndDraw) {
     };
     const auto lists = *slices(limit);
     ASSERT_EQ(lists.size(), whole.size());
-    for (std::size_t c = 0; c < lists.size(); ++c) EXPECT_EQ(lists[c], whole[c]) << "class " << c << ", " << cuts.size() - 1 << " slices";
+    for (std::size_t c = 0; c < lists.size(); ++c)
+      EXPECT_EQ(lists[c], whole[c]) << "class " << c << ", " << cuts.size() - 1 << " slices";
     EXPECT_EQ(lists[1].size(), 7u);
     EXPECT_EQ(lists[9].size(), 5u);
 
