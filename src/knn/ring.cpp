@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
