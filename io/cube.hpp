@@ -54,6 +54,11 @@ class CubeWriter {
   // `rows` in canonical layout, of info().type.
   virtual Status write_rows(RowRange rows, std::span<const std::byte> data) = 0;
   virtual Status commit() = 0;
+  // Allocates the file space of `rows` before they are written (any thread, before the
+  // writes begin): a full disk fails before the work, and on memory file systems the
+  // writes then only copy, without taking turns to allocate under the file's lock
+  // (docs/PERFORMANCE.md, "Output space reserved"). A no-op where it cannot.
+  virtual Status reserve(RowRange rows) { (void)rows; return {}; }
   // True when every rank must make each write_rows call in step (collective HDF5):
   // such writes stay on the caller's thread.
   virtual bool writes_in_step() const { return false; }

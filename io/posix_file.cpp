@@ -138,6 +138,25 @@ Status PosixFile::resize(std::int64_t bytes) {
   return {};
 }
 
+Status PosixFile::reserve(std::int64_t offset, std::int64_t bytes) const {
+#ifdef __linux__
+  if (bytes <= 0) return {};
+  int result = 0;
+  do {
+    result = ::fallocate(fd_, 0, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+  } while (result != 0 && errno == EINTR);
+  if (result == 0 || errno == EOPNOTSUPP || errno == ENOSYS) return {};
+  if (errno == ENOSPC)
+    return io_error(path_, "no space left for the output (" + std::to_string(bytes) + " bytes at byte " +
+                               std::to_string(offset) + ")");
+  return io_error(path_, os_error("cannot reserve space"));
+#else
+  (void)offset;
+  (void)bytes;
+  return {};
+#endif
+}
+
 Status PosixFile::sync_and_close() {
   const int fd = std::exchange(fd_, -1);
   if (fd < 0) return {};

@@ -33,6 +33,9 @@ class PosixFile {
   Status read_at(std::int64_t offset, std::span<std::byte> out) const;
   Status write_at(std::int64_t offset, std::span<const std::byte> data) const;
   Status resize(std::int64_t bytes);
+  // Allocates [offset, offset + bytes) now (Linux fallocate): a full disk fails here,
+  // and later writes there allocate nothing. A no-op where the file system cannot.
+  Status reserve(std::int64_t offset, std::int64_t bytes) const;
   Status sync_and_close();
 
  private:

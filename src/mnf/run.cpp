@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <optional>
 
 #include "io/cube.hpp"
@@ -11,6 +12,7 @@
 #include "src/backend/rank_backend.hpp"
 #include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
+#include "src/stopwatch.hpp"
 
 namespace hb::mnf {
 namespace {
@@ -147,18 +149,56 @@ io::CubeInfo components_info(const io::Cube& cube, Method method, std::int64_t m
   return info;
 }
 
-Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o, const Prepared& p, std::int64_t m,
-                     const mpi::Comm& comm) {
-  const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
-  const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
+// An output file whose space this rank reserves (its even share of the rows) on a
+// thread while other work goes on: with --components N the components' file is made
+// before the statistics pass, and its reservation runs behind it.
+struct ReservedOutput {
+  std::unique_ptr<io::CubeWriter> writer;
+  std::future<Status> reserved;  // destroyed (waited for) before the writer it uses
+};
+
+Result<ReservedOutput> create_reserved(const std::string& path, const io::CubeInfo& info, const mpi::Comm& comm) {
   io::WriteOptions write;
   write.comm = &comm;
+  auto writer = io::create_cube(path, info, write);
+  if (!writer) return writer.error();
+  const std::int64_t lines = info.shape.lines;
+  const io::RowRange share{lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
+  ReservedOutput out{std::move(*writer), {}};
+  out.reserved = std::async(std::launch::async, [writer = out.writer.get(), share, path] {
+    const Stopwatch clock;
+    Status reserved = writer->reserve(share);
+    spdlog::debug("{}: space of rows [{}, {}) reserved in {:.3f} s", path, share.begin, share.end, clock.seconds());
+    return reserved;
+  });
+  return out;
+}
+
+// The reservation's outcome, agreed by every rank before the first write.
+Status wait_reserved(ReservedOutput& output, const mpi::Comm& comm) {
+  const Stopwatch clock;
+  Status reserved = output.reserved.get();
+  HB_TRY(mpi::agree(reserved, comm));
+  spdlog::info("output space reserved: {:.3f} s waited for it", clock.seconds());
+  return {};
+}
+
+Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o, const Prepared& p, std::int64_t m,
+                     std::optional<ReservedOutput> early, const mpi::Comm& comm) {
+  const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
+  const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
   {
-    auto writer = io::create_cube(o.output, components_info(cube, p.record.method, m), write);
-    if (!writer) return writer.error();
-    HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), **writer, rows, comm, blocks));
+    if (early && early->writer->info().shape.bands != m) early.reset();  // waits for its reservation
+    if (!early) {
+      auto made = create_reserved(o.output, components_info(cube, p.record.method, m), comm);
+      if (!made) return made.error();
+      early = std::move(*made);
+    }
+    HB_TRY(wait_reserved(*early, comm));
+    auto& writer = *early->writer;
+    HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), writer, rows, comm, blocks));
     const auto start = std::chrono::steady_clock::now();
-    HB_TRY((*writer)->commit());
+    HB_TRY(writer.commit());
     spdlog::info("components committed (flushed to disk, renamed): {:.3f} s",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
@@ -177,10 +217,12 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
   if (o.denoise_output.empty()) return {};
   io::CubeInfo info = cube.info();
   info.type = io::DataType::f32;
-  auto writer = io::create_cube(o.denoise_output, info, write);
-  if (!writer) return writer.error();
-  HB_TRY(write_denoised(cube, backend, p.rules, denoise_map(p.basis, m), **writer, rows, comm, blocks));
-  HB_TRY((*writer)->commit());
+  auto denoised = create_reserved(o.denoise_output, info, comm);
+  if (!denoised) return denoised.error();
+  HB_TRY(wait_reserved(*denoised, comm));
+  auto& writer = *denoised->writer;
+  HB_TRY(write_denoised(cube, backend, p.rules, denoise_map(p.basis, m), writer, rows, comm, blocks));
+  HB_TRY(writer.commit());
   spdlog::info("wrote {} (denoised with {} components)", o.denoise_output, m);
   return {};
 }
@@ -200,6 +242,15 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
   if (!backend) return backend.error();
   spdlog::info("{} of {} on {} ({})", method_name(o.pipeline.method), o.scene, (*backend)->name(),
                (*backend)->device_description());
+  // A fixed component count sizes the output before the statistics: its file is made
+  // now, and this rank's share of its space is reserved while the statistics pass runs.
+  std::optional<ReservedOutput> early;
+  const auto fixed = o.selection.components;
+  if (fixed && !o.stats_only && *fixed >= 1 && *fixed <= (*cube)->info().shape.bands) {
+    auto made = create_reserved(o.output, components_info(**cube, o.pipeline.method, *fixed), comm);
+    if (!made) return made.error();
+    early = std::move(*made);
+  }
   auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o, comm);
   if (!prepared) return prepared.error();
   auto m = select_into_record(*prepared, **backend, o.selection);
@@ -209,7 +260,7 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
     spdlog::info("wrote statistics {} ({} of {} components selected)", o.output, *m, prepared->basis.components());
     return {};
   }
-  return write_outputs(**cube, **backend, o, *prepared, *m, comm);
+  return write_outputs(**cube, **backend, o, *prepared, *m, std::move(early), comm);
 }
 
 }  // namespace hb::mnf

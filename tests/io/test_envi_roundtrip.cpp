@@ -3,6 +3,8 @@
 // independently from the ENVI definition of each interleave.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <thread>
 #include <tuple>
 
@@ -24,10 +26,16 @@ CubeInfo small_info(DataType type) {
   return info;
 }
 
-// Writes the test cube with rows arriving out of order, and commits it.
-void write_cube(const std::string& path, const CubeInfo& info, Interleave interleave, ByteOrder order) {
+// Writes the test cube with rows arriving out of order, and commits it; with
+// `reserve_first`, the space of every row is reserved first, in two pieces.
+void write_cube(const std::string& path, const CubeInfo& info, Interleave interleave, ByteOrder order,
+                bool reserve_first = false) {
   auto writer = create_envi_cube(path, info, interleave, order);
   ASSERT_TRUE(writer.ok()) << writer.error().line();
+  if (reserve_first) {
+    ASSERT_TRUE((*writer)->reserve({4, 99}).ok());  // clipped to the cube's rows
+    ASSERT_TRUE((*writer)->reserve({0, 4}).ok());
+  }
   for (RowRange rows : {RowRange{3, 6}, RowRange{0, 1}, RowRange{6, 7}, RowRange{1, 3}})
     ASSERT_TRUE((*writer)->write_rows(rows, test::canonical_rows(info, rows.begin, rows.end)).ok());
   const Status committed = (*writer)->commit();
@@ -85,6 +93,17 @@ TEST_P(EnviRoundTrip, ReadBackEqualsSourceAndDiskLayoutMatchesTheDefinition) {
       ASSERT_TRUE((*cube)->read_rows({r0, r1}, got).ok());
       EXPECT_EQ(got, test::canonical_rows(info, r0, r1)) << "rows " << r0 << ".." << r1;
     }
+}
+
+TEST_P(EnviRoundTrip, SpaceReservedBeforeTheWritesChangesNoByte) {
+  const auto [interleave, type, order] = GetParam();
+  const CubeInfo info = small_info(type);
+  test::TempDir dir;
+  write_cube(dir.file("cube.hdr"), info, interleave, order, true);
+  const std::string on_disk = test::read_file(dir.file("cube.img"));
+  const auto expected = expected_file_bytes(info, interleave, order);
+  ASSERT_EQ(on_disk.size(), expected.size());
+  EXPECT_EQ(std::memcmp(on_disk.data(), expected.data(), expected.size()), 0);
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
@@ -174,6 +193,34 @@ TEST(EnviWriter, UncommittedWriterLeavesNothingBehind) {
     EXPECT_FALSE(dir.names().empty());  // the temporary data file exists meanwhile
   }
   EXPECT_TRUE(dir.names().empty());
+}
+
+// A BSQ file holds a row range as one extent a band: reserving half the rows allocates
+// half of each band, and the file keeps its size.
+TEST(EnviWriter, ReservingRowsAllocatesTheirExtentsAndKeepsTheFileSize) {
+  CubeInfo info = small_info(DataType::f32);
+  info.shape = {64, 256, 3};  // 1 KiB a band row
+  info.meta.wavelength.clear();
+  test::TempDir dir;
+  auto writer = create_envi_cube(dir.file("big.hdr"), info, Interleave::bsq, ByteOrder::little);
+  ASSERT_TRUE(writer.ok()) << writer.error().line();
+  const auto names = dir.names();
+  ASSERT_EQ(names.size(), 1u);  // the temporary data file
+  const std::string data = dir.file(names.front());
+  const auto allocated = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat(data.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, info.total_bytes());
+    return static_cast<std::int64_t>(st.st_blocks) * 512;
+  };
+  EXPECT_EQ(allocated(), 0);  // sized, not allocated
+  ASSERT_TRUE((*writer)->reserve({0, 32}).ok());
+  const std::int64_t half = allocated();
+  if (half == 0) GTEST_SKIP() << "this file system does not allocate ahead (no fallocate): " << data;
+  EXPECT_GE(half, 3 * 32 * 1024);
+  EXPECT_LT(half, info.total_bytes());
+  ASSERT_TRUE((*writer)->reserve({32, 64}).ok());
+  EXPECT_GE(allocated(), info.total_bytes());
 }
 
 TEST(EnviWriter, CommitFailsUntilEveryRowIsWrittenAndRowsMayNotRepeat) {
