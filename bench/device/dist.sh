@@ -4,25 +4,30 @@
 #  * scenes of 10, 20, 40 (and on 8 GPUs 80) GB: each at 1, 2, 4, 8 GPUs up to its
 #    size in tens of GB, so strong scaling runs along a scene and weak scaling (10 GB a
 #    GPU) along the diagonal; 40 GB always runs at 1, 2 and 4 where the GPUs exist;
-#  * with 2 or 4 GPUs, KNN alone on an 80 GB scene at each GPU count;
+#  * with 2 or 4 GPUs, KNN and MNF (to tmpfs) on an 80 GB scene at each GPU count;
 #  * determinism against 1 GPU: MNF components (ENVI bytes) and eigenvalues, KNN class maps;
 #  * the write floor (dd into the page cache and to disk);
 #  * per-rank time split (I/O, compute, communication) from the -v logs;
 #  * allreduce and ring send/recv time against message size (bench_allreduce,
 #    bench_sendrecv: NCCL and MPI tables).
-# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 7 minutes on
-# two GPUs (the 80 GB KNN scene about 2 of them), 9 on four; the largest scene and its
-# outputs on disk at once (81 GB).
+# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since). About 9 minutes on
+# two GPUs (the 80 GB scene about 3 of them), 11 on four; the largest scene and its
+# outputs on disk at once (81 GB). Two calls keep each under the device's 10 minutes:
+# HB_DIST_SCENES="1 2 4" HB_DIST_80=0 (gtests, 10-40 GB), then HB_DIST_SCENES= and
+# HB_DIST_80=1 with HB_DEVICE_TESTS=0 (80 GB, collectives).
 if ! command -v mpirun > /dev/null; then
   log "dist: no mpirun on this host: part skipped"
 else
 gpus=$(nvidia-smi -L | wc -l)
 # --bind-to none: Open MPI binds each rank to one core when np <= 2, which would leave
 # the host passes (reading, widening, packing) one core per rank on a 32-core host.
+# One node needs shared memory only: ob1 over vader instead of UCX, whose start-up
+# took 0.22 s of every process's 0.38 s before main (2026-11-25, one H100 host).
 mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+mpi+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
 # The MPI gtests under 2, 4, 8 ranks (run_device.sh runs them as one process): NCCL on that many GPUs.
 for p in 2 4 8; do
-  [[ $p -le $gpus ]] || continue
+  [[ $p -le $gpus && -n ${HB_DIST_SCENES-x} ]] || continue
   for t in test_device_comm test_rank_gpu test_decomposition test_hdf5_parallel; do
     timeout 120 $mpi -np $p "$bin/$t" --gtest_brief=1 > "$out/dist_$t.log" 2>&1; rc=$?
     log "dist: mpirun -np $p $t: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/dist_$t.log" | tr '\n' ' ')"
@@ -51,7 +56,13 @@ dist_run() {
   sync
   local t0; t0=$(now)
   timeout 200 $mpi -np "$ranks" "$bin/hyperbatch" -v "$@" > "$out/dist_$name.log" 2>&1; local rc=$?
-  log "dist $name ($ranks ranks): rc=$rc $(since $t0) s"
+  local took; took=$(since $t0)
+  # In the processes: the last rank's "done" (seconds after its process started), that
+  # is the whole command less mpirun's launch of the ranks and their exit.
+  local inside
+  inside=$(grep -oE "done [0-9.]+ s after the process started" "$out/dist_$name.log" | awk '{print $2}' \
+    | sort -g | tail -1)
+  log "dist $name ($ranks ranks): rc=$rc $took s, ${inside:-?} s in the processes"
   # The whole -v log: its timestamps show the serial parts (start-up, basis, commit).
   grep -vE "ETA|^\s*$|select probe|^(wrote|report|select|overall|  )" "$out/dist_$name.log" | sed 's/^/    /' \
     | tee -a "$out/summary.txt"
@@ -88,39 +99,59 @@ scaling() {  # SCENE COUNT...
   done
   rm -f "$work"/out_*
 }
+# KNN with the shard mode chosen for the training set (allgather for these 1600 rows),
+# against the one-GPU class map the ring runs left: knn_auto SCENE COUNT...
+knn_auto() {
+  local scene=$1 ranks; shift
+  for ranks in "$@"; do
+    [[ $ranks == 1 ]] && continue
+    dist_run "knn_auto_${scene}_$ranks" $ranks knn "$work/$scene.hdr" --truth "$work/${scene}_truth.hdr" \
+      --train-per-class 200 -k 5 -o "$work/out_knn_auto_$ranks.hdr"
+    same_as_one_gpu "$scene KNN class maps (automatic shard mode)" "$work/out_knn_1.img" "$work/out_knn_auto_$ranks.img" $ranks
+  done
+}
+# MNF with its components written to memory (tmpfs): MNF on storage that outruns this
+# VM's disk, whose fsync'd 1.6 GB/s caps the runs on disk: mnf_tmpfs SCENE COUNT...
+mnf_tmpfs() {
+  local scene=$1 ranks; shift
+  [[ -d /dev/shm ]] || return 0
+  for ranks in "$@"; do
+    dist_run "mnf_${scene}_tmpfs_$ranks" $ranks mnf "$work/$scene.hdr" -o "/dev/shm/out_mnf_$ranks.hdr" \
+      --components 20 --backend cuda
+    [[ $ranks == 1 ]] || same_as_one_gpu "$scene MNF components (tmpfs)" /dev/shm/out_mnf_1.img "/dev/shm/out_mnf_$ranks.img" $ranks
+  done
+  rm -f /dev/shm/out_mnf_*
+}
 # A scene of 10 m GB runs on 1, 2, 4, 8 GPUs up to m (and the host's GPUs): strong
 # scaling along each scene, weak scaling (10 GB a GPU) along the diagonal.
 # Scenes (dist_scene: 677 samples x 224 bands int16, 10 % fill border) are made when
 # their turn comes and removed after it.
-for m in 1 2 4 8; do
+for m in ${HB_DIST_SCENES-1 2 4 8}; do
   [[ $m -le 4 || $m -le $gpus ]] || continue
   counts=(); for p in 1 2 4 8; do [[ $p -le $m && $p -le $gpus ]] && counts+=($p); done
   dist_scene "$work/dist$((10 * m))" $((33000 * m)) dist
   scaling dist$((10 * m)) "${counts[@]}"
-  # The largest scene's MNF again with its components written to memory (tmpfs): MNF on
-  # storage that outruns this VM's disk, whose fsync'd 1.6 GB/s caps the runs above.
-  if [[ $m == 4 && -d /dev/shm ]]; then
-    for ranks in "${counts[@]}"; do
-      dist_run "mnf_dist40_tmpfs_$ranks" $ranks mnf "$work/dist40.hdr" -o "/dev/shm/out_mnf_$ranks.hdr" \
-        --components 20 --backend cuda
-      [[ $ranks == 1 ]] || same_as_one_gpu "dist40 MNF components (tmpfs)" /dev/shm/out_mnf_1.img "/dev/shm/out_mnf_$ranks.img" $ranks
-    done
-    rm -f /dev/shm/out_mnf_*
+  if [[ $m == 4 ]]; then
+    mnf_tmpfs dist40 "${counts[@]}"
+    knn_auto dist40 "${counts[@]}"
   fi
   rm -f "$work/dist$((10 * m))".* "$work/dist$((10 * m))"_*
 done
 
-# KNN alone on an 80 GB scene where the loop above made none (fewer than 8 GPUs): the
-# fixed seconds (launch, draw, commit) weigh half what they do at 40 GB. Only where the
-# disk holds it (the scene, its truth and 0.6 GB of class maps).
-if (( gpus >= 2 && gpus < 8 )) && (( $(df --output=avail -BG "$work" | tail -1 | tr -dc 0-9) >= 90 )); then
+# An 80 GB scene where the loop above made none (fewer than 8 GPUs): the fixed seconds
+# (launch, draw, commit) weigh half what they do at 40 GB. KNN (ring, then automatic)
+# and MNF to tmpfs (its 14 GB of components would meet the disk's floor), only where
+# the disk holds the scene, its truth and 0.6 GB of class maps.
+if [[ ${HB_DIST_80:-1} == 1 ]] && (( gpus >= 2 && gpus < 8 )) && (( $(df --output=avail -BG "$work" | tail -1 | tr -dc 0-9) >= 90 )); then
   dist_scene "$work/dist80" 264000 dist
-  for ranks in 1 2 4; do
-    [[ $ranks -le $gpus ]] || continue
+  counts=(); for p in 1 2 4; do [[ $p -le $gpus ]] && counts+=($p); done
+  for ranks in "${counts[@]}"; do
     dist_run "knn_dist80_$ranks" $ranks knn "$work/dist80.hdr" --truth "$work/dist80_truth.hdr" --train-per-class 200 \
       -k 5 -o "$work/out_knn_$ranks.hdr" --shard-mode ring
     [[ $ranks == 1 ]] || same_as_one_gpu "dist80 KNN class maps" "$work/out_knn_1.img" "$work/out_knn_$ranks.img" $ranks
   done
+  knn_auto dist80 "${counts[@]}"
+  mnf_tmpfs dist80 "${counts[@]}"
   rm -f "$work"/out_* "$work"/dist80.* "$work"/dist80_*
 fi
 
