@@ -8,8 +8,9 @@
 //  * allgather: small training sets are copied whole to every rank once.
 // Top-k lists order candidates by (distance, global index), and a pair's distance does
 // not depend on which shard or step brought it, so labels are the same bits for any
-// rank count and mode. Every rank makes the same number of sink calls (empty ones past
-// its own rows): sinks may write collectively.
+// rank count and mode. In ring mode, and whenever the sink runs in the caller's thread
+// (HDF5, written collectively), every rank makes the same number of sink calls (empty
+// ones past its own rows); allgathered shards with a sink of any thread run free.
 #pragma once
 
 #include <cstdint>
