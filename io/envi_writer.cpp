@@ -72,9 +72,11 @@ class EnviWriter final : public CubeWriter {
     const std::int64_t lines = layout_.shape.lines;
     rows = {std::clamp<std::int64_t>(rows.begin, 0, lines), std::clamp<std::int64_t>(rows.end, 0, lines)};
     if (rows.rows() <= 0) return {};
-    return layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t, std::int64_t bytes) {
+    Status reserved = layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t, std::int64_t bytes) {
       return data_.reserve(at, bytes);
     });
+    if (!reserved) return Error{reserved.error().kind, final_header_, {}, reserved.error().message};  // not the temporary
+    return {};
   }
 
   Status commit() override {
