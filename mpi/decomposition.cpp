@@ -1,5 +1,7 @@
 #include "mpi/decomposition.hpp"
 
+#include "mpi/comm.hpp"
+
 #include <algorithm>
 
 namespace hb::mpi {
@@ -53,6 +55,10 @@ std::int64_t max_tiles(std::span<const std::int64_t> cuts) {
   std::int64_t most = 0;
   for (std::size_t r = 0; r + 1 < cuts.size(); ++r) most = std::max(most, cuts[r + 1] - cuts[r]);
   return most;
+}
+
+io::RowRange even_rows(std::int64_t lines, const Comm& comm) {
+  return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
 }
 
 }  // namespace hb::mpi

@@ -56,6 +56,10 @@ double tile_weight(std::int64_t valid_pixels, std::int64_t pixels);
 // one rank), rounded up to a multiple of `multiple` (MNF: whole reduction granules).
 std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks, std::int64_t multiple = 1);
 
+// A rank's even share of rows [0, lines): no balancing, for work spread before the
+// blocks are known (reading the truth raster, reserving output space).
+io::RowRange even_rows(std::int64_t lines, const Comm& comm);
+
 // The largest number of tiles any rank holds: collective readers and writers make this
 // many calls on every rank (empty ones past a rank's own tiles).
 std::int64_t max_tiles(std::span<const std::int64_t> cuts);

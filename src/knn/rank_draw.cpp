@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "mpi/decomposition.hpp"
 #include "src/knn/sampling.hpp"
 #include "src/knn/scene_pass.hpp"
 
@@ -11,14 +12,14 @@ namespace {
 
 Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
                                                   std::int64_t tile_rows, const mpi::Comm& comm) {
-  return gathered(validity_mask(cube, selection, tile_rows, even_rows(cube.info().shape.lines, comm)), comm);
+  return gathered(validity_mask(cube, selection, tile_rows, mpi::even_rows(cube.info().shape.lines, comm)), comm);
 }
 
 // The flags of the asked pixels (ascending): each rank checks those in its even share.
 Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const BandSelection& selection,
                                                         std::span<const std::int64_t> pixels, std::int64_t tile_rows,
                                                         const mpi::Comm& comm) {
-  const auto rows = even_rows(cube.info().shape.lines, comm);
+  const auto rows = mpi::even_rows(cube.info().shape.lines, comm);
   const auto samples = cube.info().shape.samples;
   const auto begin = std::lower_bound(pixels.begin(), pixels.end(), rows.begin * samples);
   const auto end = std::lower_bound(begin, pixels.end(), rows.end * samples);
@@ -69,14 +70,10 @@ std::vector<std::uint16_t> labels_of(std::span<const std::int64_t> pixels, const
 
 }  // namespace
 
-io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm) {
-  return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
-}
-
 Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape, const mpi::Comm& comm) {
   TruthRows truth;
   if (job.truth.empty()) return truth;
-  truth.rows = job.split.fraction ? io::RowRange{0, shape.lines} : even_rows(shape.lines, comm);
+  truth.rows = job.split.fraction ? io::RowRange{0, shape.lines} : mpi::even_rows(shape.lines, comm);
   auto ids = read_rows(job.truth, shape, truth.rows, &truth.meta);
   HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
   truth.ids = std::move(*ids);

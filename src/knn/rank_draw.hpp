@@ -20,9 +20,6 @@
 
 namespace hb::knn {
 
-// A rank's even share of the scene's rows.
-io::RowRange even_rows(std::int64_t lines, const mpi::Comm& comm);
-
 // Every rank's values, concatenated in rank order, once all have them (or the first
 // rank's failure on every rank).
 template <class T>

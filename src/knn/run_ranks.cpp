@@ -45,7 +45,7 @@ Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const Band
     return rows;
   }
   const std::int64_t stride = std::max<std::int64_t>(1, (shape.lines + kBalanceRows - 1) / kBalanceRows);
-  const auto share = even_rows(shape.lines, comm);
+  const auto share = mpi::even_rows(shape.lines, comm);
   std::vector<io::RowRange> sampled;
   for (std::int64_t r = (share.begin + stride - 1) / stride * stride; r < share.end; r += stride) sampled.push_back({r, r + 1});
   std::vector<std::int64_t> mine;

@@ -9,6 +9,7 @@
 
 #include "io/cube.hpp"
 #include "mpi/agree.hpp"
+#include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
 #include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
@@ -162,8 +163,7 @@ Result<ReservedOutput> create_reserved(const std::string& path, const io::CubeIn
   write.comm = &comm;
   auto writer = io::create_cube(path, info, write);
   if (!writer) return writer.error();
-  const std::int64_t lines = info.shape.lines;
-  const io::RowRange share{lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
+  const io::RowRange share = mpi::even_rows(info.shape.lines, comm);
   ReservedOutput out{std::move(*writer), {}};
   out.reserved = std::async(std::launch::async, [writer = out.writer.get(), share, path] {
     const Stopwatch clock;
@@ -188,8 +188,7 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
   const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
   const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
   {
-    if (early && early->writer->info().shape.bands != m) early.reset();  // waits for its reservation
-    if (!early) {
+    if (!early) {  // made before the statistics only for --components N, which m then is
       auto made = create_reserved(o.output, components_info(cube, p.record.method, m), comm);
       if (!made) return made.error();
       early = std::move(*made);
