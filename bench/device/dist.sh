@@ -97,7 +97,7 @@ scaling() {  # SCENE COUNT...
     [[ $ranks == 1 ]] && continue
     same_as_one_gpu "$scene KNN class maps" "$work/out_knn_1.img" "$work/out_knn_$ranks.img" $ranks
   done
-  rm -f "$work"/out_*
+  rm -f "$work"/out_mnf_*  # the class maps stay for knn_auto
 }
 # KNN with the shard mode chosen for the training set (allgather for these 1600 rows),
 # against the one-GPU class map the ring runs left: knn_auto SCENE COUNT...
@@ -133,9 +133,9 @@ for m in ${HB_DIST_SCENES-1 2 4 8}; do
   scaling dist$((10 * m)) "${counts[@]}"
   if [[ $m == 4 ]]; then
     mnf_tmpfs dist40 "${counts[@]}"
-    knn_auto dist40 "${counts[@]}"
+    knn_auto dist40 "${counts[@]}"  # against the one-GPU class map scaling left
   fi
-  rm -f "$work/dist$((10 * m))".* "$work/dist$((10 * m))"_*
+  rm -f "$work"/out_* "$work/dist$((10 * m))".* "$work/dist$((10 * m))"_*
 done
 
 # An 80 GB scene where the loop above made none (fewer than 8 GPUs): the fixed seconds
