@@ -9,6 +9,7 @@
 
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
 #include "src/stopwatch.hpp"
 
@@ -38,6 +39,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                      const std::function<void(std::int64_t, std::int64_t)>& progress,
                                      SinkThread sink_thread) {
   Stopwatch whole;
+  SetupTimes setup;
   if (options.k < 1) return Error{ErrorKind::usage, {}, "-k", "k must be at least 1"};
   if (options.k > prepared.count())
     return Error{ErrorKind::usage, {}, "-k",
@@ -47,6 +49,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
 
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
   if (!search) return search.error();
+  setup.made("search");
 
   ClassifyStats stats;
   stats.backend = std::string((*search)->backend_name());
@@ -56,6 +59,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
                                                options.memory_bytes);
   auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
   if (!voter) return voter.error();
+  setup.made("voter");
   TopK running(0, options.k, (*search)->list_memory());
   TileWriter writer(**voter, sink, sink_thread, options.k, options.neighbors, options.metric,
                     (*search)->list_memory());
@@ -68,6 +72,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
   QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
                    **search);
+  setup.made("query reader");
   const auto classify_tile = [&](const QueryTile& t) -> Status {
     const std::int64_t nq = t.count();
     const float* searched_rows = t.queries;
@@ -111,10 +116,12 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   };
   for (;;) {
     auto tile = tiles.next();
-    times.read += clock.lap();
+    const double read = clock.lap();
+    times.read += read;
     if (!tile) return tile.error();
     if (*tile == nullptr) break;
     HB_TRY(classify_tile(**tile));
+    setup.tile_done("knn", read, times.dedup + times.search);
   }
   HB_TRY(writer.finish());
   times.finish += clock.lap();

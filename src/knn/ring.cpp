@@ -4,9 +4,12 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
+
 #include "mpi/agree.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
+#include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
 #include "src/stopwatch.hpp"
 
@@ -100,10 +103,12 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
                                                  const ClassifyOptions& options, const RowSink& sink,
                                                  const mpi::Comm& comm) {
   Stopwatch whole;
+  SetupTimes setup;
   const auto& scene = *in.scene;
   const std::int64_t dims = in.selection->dims();
   auto search = make_knn_search(options.backend, {options.metric, options.select, std::int64_t{64} << 20});
   HB_TRY(mpi::agree(search ? Status{} : Status{search.error()}, comm));
+  setup.made("search");
 
   ClassifyStats stats;
   stats.backend = std::string((*search)->backend_name());
@@ -123,13 +128,17 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
                                      : static_cast<std::int64_t>(tiles.size());
 
   ShardStream stream(std::move(mine), dims, mode, comm);
+  setup.made(mode == ShardMode::ring ? "shard sizes" : "training set allgathered");
   auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
+  setup.made("voter");
   QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()}, **search);
+  setup.made("query reader");
   TopK running(0, options.k, (*search)->list_memory());
   TileWriter writer(**voter, sink, in.sink_thread, options.k, options.neighbors, options.metric,
                     (*search)->list_memory());
   RankTimes times;
+  const std::string who = fmt::format("knn rank {}", comm.rank());
   Status local;  // this rank's first failure: a read, a search, or a tile written behind the search
   for (std::int64_t i = 0; i < calls; ++i) {
     const bool have = i < static_cast<std::int64_t>(tiles.size());
@@ -149,7 +158,8 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
         query_pixel = (*tile)->pixel;
       }
     }
-    times.read += clock.lap();
+    const double read = clock.lap();
+    times.read += read;
     const auto nq = local.ok() ? static_cast<std::int64_t>(query_pixel.size()) : 0;
     running.resize(nq);
     // Every rank searches every shard, the next one arriving while this one is searched.
@@ -167,8 +177,10 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     if (local.ok()) local = (*search)->search_sequence(queries, nq, stream.steps(), chunk_at, running);
     // A rank that failed still takes part in every transfer, so that none hangs.
     for (int step = steps_taken; step < stream.steps(); ++step) (void)chunk_at(step);
-    times.search += clock.lap() - waited;
+    const double searched = clock.lap() - waited;
+    times.search += searched;
     times.wait += waited;
+    setup.tile_done(who, read, searched);
     if (in_step) {
       HB_TRY(mpi::agree(local, comm));
       times.agree += clock.lap();
