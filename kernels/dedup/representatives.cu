@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "kernels/dedup/fingerprint.hpp"
@@ -42,23 +44,29 @@ __global__ void representatives_kernel(hash::HopscotchRef table, const float* ro
 
 }  // namespace
 
-Result<std::vector<std::int64_t>> gpu_representatives(std::span<const float> rows, std::int64_t dims) {
-  const auto n = static_cast<std::int64_t>(dims > 0 ? rows.size() / static_cast<std::size_t>(dims) : 0);
-  std::vector<std::int64_t> rep(static_cast<std::size_t>(n));
-  if (n == 0) return rep;
+Result<std::vector<std::int64_t>> gpu_representatives_on_device(const float* device_rows, std::int64_t n,
+                                                                std::int64_t dims) {
+  std::vector<std::int64_t> rep(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  if (n <= 0) return rep;
   if (n > 0xffffffffll) return Error{ErrorKind::internal, {}, "dedup", "more than 2^32 rows in one tile"};
   auto table = hash::GpuHopscotchTable::create(static_cast<std::uint32_t>(std::min<std::int64_t>(hash::kMaxCapacity, n + n / 4 + 1024)));
   if (!table) return table.error();
-  DeviceArray<float> d_rows;
   DeviceArray<std::int64_t> d_rep;
-  HB_TRY(d_rows.upload(rows));
   HB_TRY(d_rep.allocate(rep.size()));
   const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 7) / 8, 65535));
-  representatives_kernel<<<blocks, 256>>>(table->ref(), d_rows.data, n, dims, d_rep.data);
+  representatives_kernel<<<blocks, 256>>>(table->ref(), device_rows, n, dims, d_rep.data);
   HB_TRY(hash::detail::cuda_status(cudaGetLastError(), "dedup kernel"));
   HB_TRY(hash::detail::cuda_status(cudaMemcpy(rep.data(), d_rep.data, rep.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
                  "download"));
   return rep;
+}
+
+Result<std::vector<std::int64_t>> gpu_representatives(std::span<const float> rows, std::int64_t dims) {
+  const auto n = static_cast<std::int64_t>(dims > 0 ? rows.size() / static_cast<std::size_t>(dims) : 0);
+  if (n == 0) return std::vector<std::int64_t>{};
+  DeviceArray<float> d_rows;
+  HB_TRY(d_rows.upload(rows));
+  return gpu_representatives_on_device(d_rows.data, n, dims);
 }
 
 }  // namespace hb::dedup

@@ -1,6 +1,7 @@
 #include "src/dedup/dedup.hpp"
 
 #include <cstring>
+#include <functional>
 
 #include "kernels/dedup/fingerprint.hpp"
 #include "src/hash/cpu_table.hpp"
@@ -65,35 +66,65 @@ std::optional<Mode> mode_from_name(std::string_view name) {
 
 std::string_view mode_name(Mode m) { return m == Mode::automatic ? "auto" : m == Mode::on ? "on" : "off"; }
 
+#if defined(HB_HAVE_CUDA)
+namespace {
+
+// The GPU's representatives made whole: collided rows resolved on the host (their rows
+// fetched by `host_rows`), then every row pointed at the lowest row of its class, since
+// a GPU representative may be a later row than its copy: unique_rows then ascends and
+// representatives are fixed points.
+Result<Duplicates> from_gpu_representatives(std::vector<std::int64_t> rep, std::int64_t dims,
+                                            const std::function<Result<std::span<const float>>()>& host_rows) {
+  const std::size_t n = rep.size();
+  std::vector<std::int64_t> collided;
+  for (std::size_t i = 0; i < n; ++i)
+    if (rep[i] == kCollision) collided.push_back(static_cast<std::int64_t>(i));
+  if (!collided.empty()) {
+    auto rows = host_rows();
+    if (!rows) return rows.error();
+    cpu_representatives(*rows, dims, rep, collided);
+  }
+  std::vector<std::int64_t> lowest(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& l = lowest[static_cast<std::size_t>(rep[i])];
+    if (l < 0) l = static_cast<std::int64_t>(i);
+  }
+  for (std::size_t i = 0; i < n; ++i) rep[i] = lowest[static_cast<std::size_t>(rep[i])];
+  return from_representatives(rep);
+}
+
+}  // namespace
+#endif
+
 Result<Duplicates> find_duplicates(std::span<const float> rows, std::int64_t dims, BackendKind backend) {
   if (dims <= 0 || rows.size() % static_cast<std::size_t>(dims) != 0)
     return Error{ErrorKind::internal, {}, "dedup", "rows are not a whole number of spectra"};
-  const std::size_t n = rows.size() / static_cast<std::size_t>(dims);
-  std::vector<std::int64_t> rep(n);
   if (use_gpu(backend)) {
 #if defined(HB_HAVE_CUDA)
     auto gpu = gpu_representatives(rows, dims);
     if (!gpu) return gpu.error();
-    rep = std::move(*gpu);
-    std::vector<std::int64_t> collided;
-    for (std::size_t i = 0; i < n; ++i)
-      if (rep[i] == kCollision) collided.push_back(static_cast<std::int64_t>(i));
-    if (!collided.empty()) cpu_representatives(rows, dims, rep, collided);
-    // A GPU representative may itself be a later row than its copy: point every row at the
-    // lowest row of its class so that unique_rows ascends and reps are fixed points.
-    std::vector<std::int64_t> lowest(n, -1);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto& l = lowest[static_cast<std::size_t>(rep[i])];
-      if (l < 0) l = static_cast<std::int64_t>(i);
-    }
-    for (std::size_t i = 0; i < n; ++i) rep[i] = lowest[static_cast<std::size_t>(rep[i])];
+    return from_gpu_representatives(std::move(*gpu), dims, [rows]() -> Result<std::span<const float>> { return rows; });
 #else
     return Error{ErrorKind::usage, {}, "--backend", "this build has no CUDA backend"};
 #endif
-  } else {
-    cpu_representatives(rows, dims, rep, {});
   }
+  std::vector<std::int64_t> rep(rows.size() / static_cast<std::size_t>(dims));
+  cpu_representatives(rows, dims, rep, {});
   return from_representatives(rep);
+}
+
+Result<Duplicates> find_duplicates_on_device(const float* device_rows, std::int64_t n, std::int64_t dims,
+                                             const std::function<Result<std::span<const float>>()>& host_rows) {
+  if (dims <= 0 || n < 0) return Error{ErrorKind::internal, {}, "dedup", "rows are not a whole number of spectra"};
+#if defined(HB_HAVE_CUDA)
+  auto gpu = gpu_representatives_on_device(device_rows, n, dims);
+  if (!gpu) return gpu.error();
+  return from_gpu_representatives(std::move(*gpu), dims, host_rows);
+#else
+  (void)device_rows;
+  (void)host_rows;
+  return Error{ErrorKind::usage, {}, "--backend", "this build has no CUDA backend"};
+#endif
 }
 
 void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplicates& d) {

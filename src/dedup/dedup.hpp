@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -33,6 +34,12 @@ struct Duplicates {
 // automatic picks cuda when there is one.
 Result<Duplicates> find_duplicates(std::span<const float> rows, std::int64_t dims,
                                    BackendKind backend = BackendKind::cpu);
+// The same on the GPU for rows already in its memory ([n, dims] float32 on the current
+// device, complete before the call), without copying them home: a 40 GB scene's probe
+// tiles are 100 MB each. `host_rows` gives the rows in host memory only when two
+// different spectra share a fingerprint (the host resolves those). CUDA builds only.
+Result<Duplicates> find_duplicates_on_device(const float* device_rows, std::int64_t n, std::int64_t dims,
+                                             const std::function<Result<std::span<const float>>()>& host_rows);
 
 // Keeps the unique rows, in order, at the front of `rows` and shrinks it to them.
 void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplicates& d);

@@ -154,6 +154,8 @@ class CudaKnnSearch final : public KnnSearch {
     return {};
   }
 
+  bool queries_on_device(const float* queries) const override { return gather_.slot_of(queries) >= 0; }
+
   SelectMethod select_method() const override { return chosen_; }
 
   Status search_sequence(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,

@@ -49,6 +49,10 @@ class QueryTiles {
   Result<QueryTile*> next();
   // A tile's queries in host memory: its packed rows, or `scratch` copied from the search.
   Result<std::span<const float>> host_queries(const QueryTile& tile, std::vector<float>& scratch);
+  // The tile's queries when they are in the GPU's memory, else nullptr.
+  const float* device_queries(const QueryTile& tile) const {
+    return tile.gathered && search_.queries_on_device(tile.queries) ? tile.queries : nullptr;
+  }
 
  private:
   void start(std::size_t tile);  // the worker packs `tile` into slot tile % 2

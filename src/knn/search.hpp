@@ -128,6 +128,9 @@ class KnnSearch {
                                       std::span<const std::int64_t> bands, std::span<const double> shift);
   // `floats` floats of queries gather() returned, copied to host memory (dedup probes).
   virtual Status copy_queries(const float* queries, std::int64_t floats, float* out);
+  // Whether queries gather() returned are in the GPU's memory (its own copy, not the
+  // host fallback), where a dedup probe can look at them in place.
+  virtual bool queries_on_device(const float* queries) const { (void)queries; return false; }
   // gather() of the tile's valid pixels, listed here too: `pixel` gets valid_pixels'
   // list (ascending, tile-local). The base class lists them on the host; the CUDA
   // search flags and lists them on the GPU from the tile it uploads anyway (the host's

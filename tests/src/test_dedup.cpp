@@ -1,5 +1,6 @@
-// Duplicate spectra (src/dedup): exact byte equality, the inverse map, GPU = CPU, the
-// auto rule, and KNN class maps identical with and without dedup.
+// Duplicate spectra (src/dedup): exact byte equality, the inverse map, GPU = CPU (rows
+// uploaded, or already on the GPU), the auto rule, and KNN class maps identical with and
+// without dedup on both backends.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,9 @@
 #include "src/knn/classify.hpp"
 #include "src/knn/sampling.hpp"
 #include "src/knn/scene_pass.hpp"
+#if defined(HB_HAVE_CUDA)
+#include "kernels/hash/detail/device_array.hpp"
+#endif
 
 namespace hb::dedup {
 namespace {
@@ -78,6 +82,31 @@ TEST(Dedup, GpuTableGivesTheCpuResult) {
   ASSERT_TRUE(gpu.ok()) << gpu.error().line();
   EXPECT_EQ(gpu->unique_rows, cpu->unique_rows);
   EXPECT_EQ(gpu->inverse, cpu->inverse);
+}
+
+// Rows already in GPU memory (a KNN tile's gathered queries) give the same partition,
+// and never come home when no two different spectra share a fingerprint.
+TEST(Dedup, RowsOnTheGpuGiveTheCpuResultWithoutComingHome) {
+#if !defined(HB_HAVE_CUDA)
+  GTEST_SKIP() << "no CUDA backend in this build";
+#else
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU table runs on the device";
+  const auto rows = rows_with_repeats(200000, 5000, 3);
+  hash::detail::DeviceArray<float> on_device;
+  ASSERT_TRUE(on_device.upload(rows).ok());
+  bool fetched = false;
+  const auto host_rows = [&]() -> Result<std::span<const float>> {
+    fetched = true;
+    return std::span<const float>(rows);
+  };
+  auto gpu = find_duplicates_on_device(on_device.data, static_cast<std::int64_t>(rows.size()) / kDims, kDims, host_rows);
+  auto cpu = find_duplicates(rows, kDims, BackendKind::cpu);
+  ASSERT_TRUE(gpu.ok()) << gpu.error().line();
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ(gpu->unique_rows, cpu->unique_rows);
+  EXPECT_EQ(gpu->inverse, cpu->inverse);
+  EXPECT_FALSE(fetched);
+#endif
 }
 
 TEST(Dedup, AutoRuleProbesThenFollowsTheShare) {
@@ -155,7 +184,7 @@ std::vector<double> squared_norms(std::span<const float> rows, std::int64_t dims
 }
 
 Output classify(const Scene& scene, Mode mode, knn::Metric metric,
-                knn::SinkThread thread = knn::SinkThread::caller) {
+                knn::SinkThread thread = knn::SinkThread::caller, BackendKind backend = BackendKind::cpu) {
   const auto selection = knn::select_good_bands(scene.cube->info());
   auto valid = knn::validity_mask(*scene.cube, selection, 5);
   const auto split = *knn::stratified_split(scene.truth, *valid, {std::nullopt, 6, 3});
@@ -175,7 +204,7 @@ Output classify(const Scene& scene, Mode mode, knn::Metric metric,
   options.tile_rows = 8;
   options.neighbors = true;
   options.dedup = mode;
-  options.backend = BackendKind::cpu;
+  options.backend = backend;
   const knn::RowSink sink = [&](const knn::ClassifiedRows& rows) -> Status {
     out.labels.insert(out.labels.end(), rows.labels.begin(), rows.labels.end());
     out.confidence.insert(out.confidence.end(), rows.confidence.begin(), rows.confidence.end());
@@ -233,6 +262,27 @@ TEST(DedupKnn, ClassMapsAreIdenticalWithAndWithoutDedup) {
           ASSERT_NEAR(a, b, 1e-5) << "neighbour " << i;
         }
       }
+    }
+  }
+}
+
+// On a GPU the int16 tiles' queries are gathered on the device and the dedup probes
+// look at them there (find_duplicates_on_device): the same duplicates are found, and
+// the class maps are those of the search without dedup.
+TEST(DedupKnn, GpuClassMapsAreIdenticalWithAndWithoutDedup) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const auto scene = make_scene();
+  for (const auto metric : {knn::Metric::euclidean, knn::Metric::cosine}) {
+    const auto off = classify(scene, Mode::off, metric, knn::SinkThread::any, BackendKind::cuda);
+    const auto on = classify(scene, Mode::on, metric, knn::SinkThread::any, BackendKind::cuda);
+    const auto automatic = classify(scene, Mode::automatic, metric, knn::SinkThread::any, BackendKind::cuda);
+    EXPECT_EQ(on.stats.backend, "cuda");
+    EXPECT_EQ(off.stats.duplicates, 0);
+    EXPECT_EQ(on.stats.duplicates, (10 * 24 - 2) + (10 * 5 - 2));
+    EXPECT_GT(automatic.stats.duplicates, 0);
+    for (const auto* run : {&on, &automatic}) {
+      EXPECT_EQ(run->labels, off.labels);
+      EXPECT_EQ(run->neighbor_index, off.neighbor_index);
     }
   }
 }
