@@ -107,7 +107,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       times.probes += probe.seconds();
     }
     const std::int64_t ns = deduped ? dup.uniques() : nq;
-    running.resize(ns);
+    running.resize(ns, (*search)->makes_empty_lists());
     times.dedup += clock.lap();
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
       auto chunk = prepared.chunk(c);

@@ -117,6 +117,9 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   std::pmr::memory_resource* list_memory() const override { return cuda::pinned_memory(); }
+  // upload_lists fills lists whose heads are empty on the device; download_lists brings
+  // every pair of every row home.
+  bool makes_empty_lists() const override { return true; }
 
   // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
   bool gathers(io::DataType type) const override { return is_narrow(type); }

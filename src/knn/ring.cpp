@@ -161,7 +161,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
     const double read = clock.lap();
     times.read += read;
     const auto nq = local.ok() ? static_cast<std::int64_t>(query_pixel.size()) : 0;
-    running.resize(nq);
+    running.resize(nq, (*search)->makes_empty_lists());
     // Every rank searches every shard, the next one arriving while this one is searched.
     // Each step completes the previous step's transfer and starts the next one.
     double waited = 0;

@@ -39,17 +39,23 @@ TopK::TopK(std::int64_t queries, int k, std::pmr::memory_resource* memory)
 // core that was 4.8 GB of stores and 0.2 s of a 40 GB scene's GPU run.
 void TopK::reset() {
   constexpr std::int64_t kPairsPerThread = std::int64_t{1} << 18;
-  io::parallel_for(static_cast<std::int64_t>(distances_.size()), kPairsPerThread, [&](std::int64_t begin, std::int64_t end) {
+  io::parallel_for(queries_ * k_, kPairsPerThread, [&](std::int64_t begin, std::int64_t end) {
     std::fill(distances_.begin() + begin, distances_.begin() + end, kNoDistance);
     std::fill(indices_.begin() + begin, indices_.begin() + end, kNoIndex);
   });
 }
 
-void TopK::resize(std::int64_t queries) {
+void TopK::resize(std::int64_t queries, bool heads_only) {
   queries_ = queries;
-  distances_.resize(static_cast<std::size_t>(queries * k_));
-  indices_.resize(static_cast<std::size_t>(queries * k_));
-  reset();
+  // Never shrunk: a vector that grows back writes its new elements.
+  const auto pairs = static_cast<std::size_t>(queries * k_);
+  if (distances_.size() < pairs) distances_.resize(pairs);
+  if (indices_.size() < pairs) indices_.resize(pairs);
+  if (!heads_only) return reset();
+  for (std::int64_t q = 0; q < queries; ++q) {
+    distances(q)[0] = kNoDistance;
+    indices(q)[0] = kNoIndex;
+  }
 }
 
 void TopK::merge(std::int64_t q, const float* distance, const std::int64_t* index, std::int64_t n) {
