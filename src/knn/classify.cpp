@@ -19,7 +19,8 @@ namespace {
 // Where a classification's time goes, for the log.
 struct StageTimes {
   double read = 0, dedup = 0, search = 0, finish = 0;  // finish: voting and writing (TileWriter)
-  double probes = 0;  // of dedup: the tiles looked at for duplicates (the rest resets the running lists)
+  double probes = 0;  // of dedup: the tiles looked at for duplicates
+  double lists = 0;   // the running lists emptied (only their heads before a GPU search)
 };
 
 }  // namespace
@@ -107,8 +108,9 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
       times.probes += probe.seconds();
     }
     const std::int64_t ns = deduped ? dup.uniques() : nq;
-    running.resize(ns, (*search)->makes_empty_lists());
     times.dedup += clock.lap();
+    running.resize(ns, (*search)->makes_empty_lists());
+    times.lists += clock.lap();
     for (std::int64_t c = 0; c < prepared.chunk_count(); ++c) {
       auto chunk = prepared.chunk(c);
       if (!chunk) return chunk.error();
@@ -137,8 +139,9 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   HB_TRY(writer.finish());
   times.finish += clock.lap();
   spdlog::info("knn classification ({} tiles): {:.3f} s waiting for packed tiles, {:.3f} s finding duplicates "
-               "({:.3f} s in {} tiles looked at), {:.3f} s searching, {:.3f} s {}",
-               stats.tiles, times.read, times.dedup, times.probes, stats.deduped_tiles, times.search, times.finish,
+               "({:.3f} s in {} tiles looked at), {:.3f} s emptying lists, {:.3f} s searching, {:.3f} s {}",
+               stats.tiles, times.read, times.dedup, times.probes, stats.deduped_tiles, times.lists, times.search,
+               times.finish,
                sink_thread == SinkThread::any ? "waiting for tiles voted and written behind the search"
                                               : "voting and writing");
   stats.select = (*search)->select_method();

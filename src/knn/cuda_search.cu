@@ -117,8 +117,8 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   std::pmr::memory_resource* list_memory() const override { return cuda::pinned_memory(); }
-  // upload_lists fills lists whose heads are empty on the device; download_lists brings
-  // every pair of every row home.
+  // upload_lists makes unwritten lists on the device; every pair of every row comes
+  // home (copy_rows_home).
   bool makes_empty_lists() const override { return true; }
 
   // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
@@ -198,6 +198,7 @@ class CudaKnnSearch final : public KnnSearch {
     auto device_chunk = upload_chunk(chunk);
     if (!device_chunk) return device_chunk.error();
     const int k = running.k();
+    const bool unwritten = running.unwritten();
     if (chosen_ == SelectMethod::automatic) HB_TRY(probe(queries, nq, chunk, **device_chunk, k));
     if (chosen_ == SelectMethod::bitonic && k > kk::bitonic_max_k())
       return Error{ErrorKind::usage, {}, "--select",
@@ -225,12 +226,12 @@ class CudaKnnSearch final : public KnnSearch {
       uploaded_fill_ = fill;
       uploaded_rows_ = nq;
       // Within a sequence the lists of a whole-buffer search stay on the device.
-      if (fill < 0 || fill != lists_fill_) HB_TRY(upload_lists(running, q0, rows));
+      if (fill < 0 || fill != lists_fill_) HB_TRY(upload_lists(running, q0, rows, unwritten));
       const bool stay = keep_lists_ && fill >= 0;
       // fast finishes a slab's rows at a time: their lists go home while the next rows
       // are searched (pinned host lists only: a pageable copy would stall the launches).
-      const bool send = !stay && chosen_ == SelectMethod::fast && pinned(running.distances(q0)) &&
-                        pinned(running.indices(q0));
+      const bool send = !stay && chosen_ == SelectMethod::fast && pinned(running.memory().first) &&
+                        pinned(running.memory().second);
       if (const Status ran = run(chosen_, **device_chunk, chunk.first_index, rows, k, send ? &running : nullptr, q0);
           !ran) {
         cudaStreamSynchronize(copy_stream_);  // no copy may land in lists the caller frees
@@ -348,8 +349,14 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   // Lists that are still empty (the first chunk) are made on the device, not copied.
-  Status upload_lists(const TopK& running, std::int64_t q0, int rows) {
+  // `unwritten`: running's memory was not written when the search began (the first
+  // block's lists coming home mark it written; the other blocks' rows are not yet).
+  Status upload_lists(const TopK& running, std::int64_t q0, int rows, bool unwritten) {
     const int k = running.k();
+    if (unwritten) {  // empty, their memory never written (makes_empty_lists)
+      HB_CUDA_TRY(kk::fill_empty(lists(run_d_, run_i_, k), rows, stream_), "fill kernel");
+      return {};
+    }
     bool empty = true;
     for (std::int64_t q = q0; q < q0 + rows && empty; ++q) empty = running.indices(q)[0] == kNoIndex;
     if (empty) {
@@ -370,10 +377,10 @@ class CudaKnnSearch final : public KnnSearch {
     const int k = running.k();
     const auto offset = static_cast<std::int64_t>(device_row) * k;
     const auto slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
-    HB_CUDA_TRY(cudaMemcpyAsync(running.distances(host_row), run_d_.as<float>() + offset, slots * 4,
-                                cudaMemcpyDeviceToHost, stream),
+    const auto [distances, indices] = running.rows_to_write(host_row);
+    HB_CUDA_TRY(cudaMemcpyAsync(distances, run_d_.as<float>() + offset, slots * 4, cudaMemcpyDeviceToHost, stream),
                 "copy lists back");
-    HB_CUDA_TRY(cudaMemcpyAsync(running.indices(host_row), run_i_.as<std::int64_t>() + offset, slots * 8,
+    HB_CUDA_TRY(cudaMemcpyAsync(indices, run_i_.as<std::int64_t>() + offset, slots * 8,
                                 cudaMemcpyDeviceToHost, stream),
                 "copy lists back");
     return {};

@@ -109,9 +109,8 @@ class KnnSearch {
   // up for the vote at 40 GB of scene) and the fast path sends each slab's lists home
   // while later slabs are searched.
   virtual std::pmr::memory_resource* list_memory() const { return std::pmr::get_default_resource(); }
-  // True when a search whose lists all start empty makes them empty itself and writes
-  // every pair back (the GPU fills them on the device): the caller then need only mark
-  // each list's head empty (TopK::resize's heads_only).
+  // True when a search makes empty lists itself (the GPU, on the device) and writes
+  // every pair back: the caller may then leave their memory unwritten (TopK::resize).
   virtual bool makes_empty_lists() const { return false; }
 
   // Raw query tiles (QueryTiles' path for u8/i16/u16 scenes, is_narrow): a backend that

@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 #include <memory_resource>
+#include <utility>
 #include <vector>
 
 namespace hb::knn {
@@ -48,33 +49,51 @@ class TopK {
   std::int64_t queries() const { return queries_; }
   int k() const { return k_; }
 
-  float* distances(std::int64_t q) { return distances_.data() + q * k_; }
-  std::int64_t* indices(std::int64_t q) { return indices_.data() + q * k_; }
-  const float* distances(std::int64_t q) const { return distances_.data() + q * k_; }
-  const std::int64_t* indices(std::int64_t q) const { return indices_.data() + q * k_; }
+  float* distances(std::int64_t q) { return empty_if_unwritten(), distances_.data() + q * k_; }
+  std::int64_t* indices(std::int64_t q) { return empty_if_unwritten(), indices_.data() + q * k_; }
+  const float* distances(std::int64_t q) const { return empty_if_unwritten(), distances_.data() + q * k_; }
+  const std::int64_t* indices(std::int64_t q) const { return empty_if_unwritten(), indices_.data() + q * k_; }
 
   // The current k-th pair of query q: a candidate must be closer than it to enter.
-  Neighbor worst(std::int64_t q) const {
-    return {distances_[static_cast<std::size_t>(q * k_ + k_ - 1)], indices_[static_cast<std::size_t>(q * k_ + k_ - 1)]};
-  }
+  Neighbor worst(std::int64_t q) const { return {distances(q)[k_ - 1], indices(q)[k_ - 1]}; }
 
   // Empties every list (keeps the allocation).
   void reset();
-  // Resizes to `queries` empty lists of the same k. With `heads_only`, for a search that
-  // makes empty lists itself (KnnSearch::makes_empty_lists): only each list's first pair
-  // is emptied, the others are stale until that search writes every pair. Emptying all
-  // of a 40 GB scene's lists, tile by tile, stored 4.8 GB: 0.7 s of its 5.5 s on one GPU.
-  void resize(std::int64_t queries, bool heads_only = false);
+  // Resizes to `queries` empty lists of the same k. With `unwritten`, for a search that
+  // makes empty lists itself (KnnSearch::makes_empty_lists), their memory is left as it
+  // is: that search sees unwritten() and writes every pair through rows_to_write();
+  // any other access empties them first. Emptying a 40 GB scene's lists tile by tile
+  // touched 4.8 GB of host memory (every cache line, even for the heads alone): about
+  // 1 s of the 6 s on one GPU, before the GPU made the same empty lists again.
+  void resize(std::int64_t queries, bool unwritten = false);
+  bool unwritten() const { return unwritten_; }
+  // Where a search writes rows from q on, every pair of each (the lists then count as
+  // written), and the lists' memory, for asking where it lives.
+  std::pair<float*, std::int64_t*> rows_to_write(std::int64_t q) {
+    unwritten_ = false;
+    return {distances_.data() + q * k_, indices_.data() + q * k_};
+  }
+  std::pair<const void*, const void*> memory() const { return {distances_.data(), indices_.data()}; }
 
   // Folds an ascending candidate list of length n into query q's list.
   void merge(std::int64_t q, const float* distance, const std::int64_t* index, std::int64_t n);
   void merge(std::int64_t q, std::span<const Neighbor> sorted_candidates);
 
  private:
+  void empty_if_unwritten() const {
+    if (unwritten_) {
+      unwritten_ = false;
+      reset_memory();
+    }
+  }
+  void reset_memory() const;
+
   std::int64_t queries_ = 0;
   int k_ = 0;
-  std::pmr::vector<float> distances_;
-  std::pmr::vector<std::int64_t> indices_;
+  mutable bool unwritten_ = false;
+  // Mutable: reading lists left unwritten empties them first.
+  mutable std::pmr::vector<float> distances_;
+  mutable std::pmr::vector<std::int64_t> indices_;
   std::vector<float> scratch_distance_;
   std::vector<std::int64_t> scratch_index_;
 };

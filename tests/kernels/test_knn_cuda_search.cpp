@@ -501,33 +501,34 @@ TEST(CudaKnnSearch, UnfilledSlotsStayEmpty) {
     }
 }
 
-// The scene passes empty only each list's head before a GPU search (TopK::resize's
-// heads_only, since the search makes empty lists on the device): lists whose other
-// pairs hold a previous tile's neighbours come out as from fresh lists, unfilled slots
-// included, in pageable and in pinned list memory, over one chunk and several.
-TEST(CudaKnnSearch, ListsWithOnlyTheirHeadsEmptiedEqualFreshLists) {
+// The scene passes leave a GPU search's lists unwritten (TopK::resize), since the
+// search makes empty lists on the device: lists whose memory holds a previous tile's
+// neighbours come out as fresh lists do, unfilled slots included, in pageable and in
+// pinned list memory, over one chunk and several, in one query block and in many.
+TEST(CudaKnnSearch, UnwrittenListsEqualFreshLists) {
   HB_REQUIRE_GPU();
   const auto& data = exact();
   const std::vector<float> small(data.train.begin(), data.train.begin() + 30 * kDims);
   for (const auto method : {SelectMethod::kmin, SelectMethod::bitonic, SelectMethod::fast})
     for (const int k : {7, 40, 300})
-      for (const bool pinned : {false, true}) {
-        auto search = gpu_search(method);
-        ASSERT_TRUE(search);
-        ASSERT_TRUE(search->makes_empty_lists());
-        const auto& train = k == 40 ? small : data.train;  // 30 rows: slots 30..39 stay empty
-        TopK want(kQueries, k);
-        search_chunks(*search, data.queries, kQueries, train, kDims, 2000, want);
-        TopK got(kQueries, k, pinned ? search->list_memory() : std::pmr::get_default_resource());
-        for (std::int64_t q = 0; q < kQueries; ++q) {  // a previous tile's lists
-          std::fill_n(got.distances(q), k, 1.0f);
-          std::fill_n(got.indices(q), k, std::int64_t{17});
+      for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{256} << 10})
+        for (const bool pinned : {false, true}) {
+          auto search = gpu_search(method, Metric::euclidean, budget);
+          ASSERT_TRUE(search);
+          ASSERT_TRUE(search->makes_empty_lists());
+          const auto& train = k == 40 ? small : data.train;  // 30 rows: slots 30..39 stay empty
+          TopK want(kQueries, k);
+          search_chunks(*search, data.queries, kQueries, train, kDims, 2000, want);
+          TopK got(kQueries, k, pinned ? search->list_memory() : std::pmr::get_default_resource());
+          for (std::int64_t q = 0; q < kQueries; ++q) {  // a previous tile's lists
+            std::fill_n(got.distances(q), k, 1.0f);
+            std::fill_n(got.indices(q), k, std::int64_t{17});
+          }
+          got.resize(kQueries - 3, true);
+          search_chunks(*search, data.queries, kQueries - 3, train, kDims, 2000, got);
+          EXPECT_EQ(count_differences(got, want, kQueries - 3, select_method_name(method).data()), 0)
+              << "k " << k << " budget " << budget << " pinned " << pinned;
         }
-        got.resize(kQueries - 3, true);
-        search_chunks(*search, data.queries, kQueries - 3, train, kDims, 2000, got);
-        EXPECT_EQ(count_differences(got, want, kQueries - 3, select_method_name(method).data()), 0)
-            << "k " << k << " pinned " << pinned;
-      }
 }
 
 }  // namespace

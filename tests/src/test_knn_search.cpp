@@ -217,22 +217,29 @@ TEST(TopK, UnfilledSlotsSortLastAndFillFromCandidates) {
   EXPECT_EQ(std::vector<std::int64_t>(running.indices(0), running.indices(0) + 4), (std::vector<std::int64_t>{3, 5, 7, 1}));
 }
 
-// Lists resized smaller and back keep their memory, and are empty again in full; with
-// heads_only (for a search that makes its lists) only each list's first pair is.
-TEST(TopK, ResizeEmptiesEveryPairOrOnlyTheHeads) {
+// Lists resized smaller and back keep their memory and are empty again in full. Left
+// unwritten (for a search that makes its own lists), they read as empty until a search
+// writes rows through rows_to_write(), and then as written.
+TEST(TopK, ResizeEmptiesTheListsOrLeavesThemUnwritten) {
   TopK running(3, 2);
   const std::vector<Neighbor> seen{{1.0f, 4}, {2.0f, 5}};
   for (std::int64_t q = 0; q < 3; ++q) running.merge(q, seen);
-  const float* memory = running.distances(0);
+  const auto memory = running.memory();
   running.resize(2, true);
-  EXPECT_EQ(running.queries(), 2);
-  for (std::int64_t q = 0; q < 2; ++q) {
-    EXPECT_EQ(running.indices(q)[0], kNoIndex);
-    EXPECT_EQ(running.distances(q)[0], kNoDistance);
-    EXPECT_EQ(running.indices(q)[1], 5);  // stale until the search writes it
-  }
+  EXPECT_TRUE(running.unwritten());
+  EXPECT_EQ(running.memory(), memory);
+  const auto [distances, indices] = running.rows_to_write(1);
+  EXPECT_FALSE(running.unwritten());
+  EXPECT_EQ(indices[1], 5);  // the search overwrites every pair
+  distances[0] = 0.5f;
+  indices[0] = 9;
+  EXPECT_EQ(running.indices(1)[0], 9);
+  running.resize(2, true);
+  EXPECT_EQ(running.indices(0)[1], kNoIndex);  // read before any write: empty
+  EXPECT_EQ(running.distances(1)[0], kNoDistance);
+  EXPECT_FALSE(running.unwritten());
   running.resize(3);
-  EXPECT_EQ(running.distances(0), memory);
+  EXPECT_EQ(running.memory(), memory);
   for (std::int64_t q = 0; q < 3; ++q)
     for (int j = 0; j < 2; ++j) {
       EXPECT_EQ(running.indices(q)[j], kNoIndex);
