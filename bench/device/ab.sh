@@ -22,7 +22,7 @@ for round in 1 2; do
     timeout 200 "$exe" -v knn "$ab_scene.hdr" --truth "${ab_scene}_truth.hdr" --train-per-class 200 -k 5 \
       -o "$work/ab_knn_$which.hdr" --backend cuda > "$out/ab_knn_${which}_$round.log" 2>&1; rc=$?
     log "ab knn 40 GB $which (round $round): rc=$rc $(since $t0) s"
-    grep -E "knn classification|knn query tiles|GPU time" "$out/ab_knn_${which}_$round.log" | sed 's/^/    /' \
+    grep -E "knn: (truth|split|outputs)|set-up|knn classification|knn query tiles|GPU time|done" "$out/ab_knn_${which}_$round.log" | sed 's/^/    /' \
       | tee -a "$out/summary.txt"
   done
   if cmp -s "$work/ab_knn_base.img" "$work/ab_knn_new.img"; then log "ab: class maps identical bytes"
@@ -37,7 +37,7 @@ for round in 1 2; do
       timeout 200 "$(ab_exe $which)" -v mnf "$ab_scene.hdr" -o "$where/ab_mnf_$which.hdr" --components 20 \
         --backend cuda > "$out/ab_mnf_${which}_${where##*/}_$round.log" 2>&1; rc=$?
       log "ab mnf 40 GB to $where, $which (round $round): rc=$rc $(since $t0) s"
-      grep -E "pass|reserved|committed" "$out/ab_mnf_${which}_${where##*/}_$round.log" | sed 's/^/    /' | tee -a "$out/summary.txt"
+      grep -E "pass|reserved|committed|provisional|eigendecomposition|done" "$out/ab_mnf_${which}_${where##*/}_$round.log" | sed 's/^/    /' | tee -a "$out/summary.txt"
     done
     if cmp -s "$where/ab_mnf_base.img" "$where/ab_mnf_new.img"; then log "ab: components identical bytes"
     else log "ab: components DIFFER"; fi
