@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-
 #include <string>
 
 #include "kernels/dedup/fingerprint.hpp"
