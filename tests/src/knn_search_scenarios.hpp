@@ -141,12 +141,15 @@ inline void expect_centred_radiances_within_rounding(const SearchFactory& make, 
 
 // The ring's use: query tiles packed into the two query_buffer slots in turn (a slot
 // refilled in place holds new queries), each searched with search_sequence over shards
-// that include empty ones (a rank without training pixels), the last among them. Every
-// method gives exactly the lists of plain chunk-by-chunk searches of the same queries.
+// that include empty ones (a rank without training pixels), the first and the last
+// among them, into one TopK resized for each tile as the ring does (a GPU search's left
+// unwritten, with the last tile's pairs in memory). Every method gives exactly the
+// lists of plain chunk-by-chunk searches of the same queries.
 inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchFactory& make, std::int64_t dims) {
   constexpr std::int64_t kRows = 301;
   const auto train = random_integers(900, dims, 7, 21);
-  const std::vector<std::pair<std::int64_t, std::int64_t>> shards{{0, 250}, {250, 0}, {250, 650}, {900, 0}};
+  // Empty shards first, between and last (a rank whose own shard is empty starts with one).
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shards{{0, 0}, {0, 250}, {250, 0}, {250, 650}, {900, 0}};
   const auto shard_chunk = [&](int step) -> Result<TrainingChunk> {
     const auto [first, count] = shards[static_cast<std::size_t>(step)];
     return TrainingChunk{train.data() + first * dims, count, dims, first};
@@ -156,15 +159,17 @@ inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchF
       auto search = make(method);
       auto reference = make(method);
       ASSERT_TRUE(search && reference);
+      TopK got(0, k, search->list_memory());  // as the ring keeps them: pinned on a GPU, reused
       for (int tile = 0; tile < 4; ++tile) {  // slots 0, 1, 0, 1: each refill holds other queries
         const auto queries = random_integers(kRows, dims, 7, 100 + static_cast<std::uint32_t>(tile));
         float* slot = search->query_buffer(kRows * dims, tile % 2);
         std::copy(queries.begin(), queries.end(), slot);
-        TopK got(kRows, k, search->list_memory()), want(kRows, k);  // as the ring makes them: pinned on a GPU
-        ASSERT_TRUE(search->search_sequence(slot, kRows, static_cast<int>(shards.size()), shard_chunk, got).ok());
+        got.resize(kRows - tile, search->makes_empty_lists());  // the last tile's lists left in memory
+        TopK want(kRows, k);
+        ASSERT_TRUE(search->search_sequence(slot, kRows - tile, static_cast<int>(shards.size()), shard_chunk, got).ok());
         for (int step = 0; step < static_cast<int>(shards.size()); ++step)
           ASSERT_TRUE(reference->search(queries.data(), kRows, *shard_chunk(step), want).ok());
-        for (std::int64_t q = 0; q < kRows; ++q)
+        for (std::int64_t q = 0; q < kRows - tile; ++q)
           for (int j = 0; j < k; ++j) {
             ASSERT_EQ(got.indices(q)[j], want.indices(q)[j]) << select_method_name(method) << " tile " << tile;
             ASSERT_EQ(got.distances(q)[j], want.distances(q)[j]) << select_method_name(method) << " tile " << tile;
