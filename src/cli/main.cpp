@@ -13,8 +13,10 @@
 #include "src/backend/backend.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/log.hpp"
+#include "src/cli/signals.hpp"
 
 int main(int argc, char** argv) {
+  hb::cli::stop_cleanly_on_signals();
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
   const std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
   const auto world = hb::mpi::Comm::world();

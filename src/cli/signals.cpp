@@ -1,0 +1,60 @@
+#include "src/cli/signals.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "io/atomic_file.hpp"
+
+namespace hb::cli {
+namespace {
+
+// The handler only writes the signal's number into a pipe (all a handler may safely
+// do); the thread reading it does the rest. A handler rather than a blocked mask and
+// sigwait, because threads that MPI and CUDA start may unblock signals for themselves.
+int wake_fd = -1;
+
+void on_signal(int signal) {
+  const int saved = errno;
+  const auto byte = static_cast<unsigned char>(signal);
+  (void)::write(wake_fd, &byte, 1);
+  errno = saved;
+}
+
+// _exit, not exit: other threads may hold locks or sit in MPI or CUDA calls, and
+// destructors run from here could wait on them.
+[[noreturn]] void stop(int signal) {
+  const int removed = io::remove_live_temporaries();
+  fmt::print(stderr, "hyperbatch: stopped by SIG{} (pid {}); removed {} temporary file{}\n", sigabbrev_np(signal),
+             ::getpid(), removed, removed == 1 ? "" : "s");
+  std::fflush(stderr);
+  ::_exit(128 + signal);
+}
+
+}  // namespace
+
+void stop_cleanly_on_signals() {
+  int fds[2];
+  if (::pipe(fds) != 0) return;  // no pipe, no clean stop: the default action still stops the process
+  wake_fd = fds[1];
+  std::thread([read_fd = fds[0]] {
+    unsigned char byte = 0;
+    while (::read(read_fd, &byte, 1) != 1) {
+    }
+    stop(byte);
+  }).detach();
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,12 @@
+// SIGINT and SIGTERM stop the process within a second, wherever it is (a collective, a
+// device wait, a write): their handler wakes a thread that removes this process's
+// temporaries (io::remove_live_temporaries), logs one line and exits with 128 + the
+// signal's number.
+#pragma once
+
+namespace hb::cli {
+
+// Installs the handlers and starts the thread they wake. Call once, early in main.
+void stop_cleanly_on_signals();
+
+}  // namespace hb::cli
