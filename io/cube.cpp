@@ -39,7 +39,7 @@ Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm
 
 Result<std::unique_ptr<CubeWriter>> create_cube(const std::string& path, const CubeInfo& info,
                                                 const WriteOptions& options) {
-  if (format_from_path(path) == CubeFormat::hdf5) return create_hdf5_cube(path, info, options.comm);
+  if (format_from_path(path) == CubeFormat::hdf5) return create_hdf5_cube(path, info, options.comm, options.reported_as);
   return create_envi_cube(path, info, options.interleave, options.byte_order, options.comm);
 }
 

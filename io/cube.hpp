@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,21 +54,38 @@ class CubeWriter {
   virtual const CubeInfo& info() const = 0;
   // `rows` in canonical layout, of info().type.
   virtual Status write_rows(RowRange rows, std::span<const std::byte> data) = 0;
+  // Finishes the file without giving it its final name: checks that every row was
+  // written, flushes, closes and runs the finisher. Whoever commits several outputs
+  // closes them all first, so that what can fail fails before any of them appears.
+  virtual Status close() { return {}; }
+  // close() when not yet done, then the rename to the final name.
   virtual Status commit() = 0;
   // Allocates the file space of `rows` before they are written (any thread, before the
   // writes begin): a full disk fails before the work, and on memory file systems the
   // writes then only copy, without taking turns to allocate under the file's lock
   // (docs/PERFORMANCE.md, "Output space reserved"). A no-op where it cannot.
   virtual Status reserve(RowRange rows) { (void)rows; return {}; }
+  // `finish` runs in commit(), on the rank that renames, once every row is written and
+  // the file closed, before it appears under its final name: what must appear with the
+  // data or not at all (MNF's statistics). Its error stops the commit.
+  using Finisher = std::function<Status(const std::string& temporary)>;
+  void finish_before_commit(Finisher finish) { finish_ = std::move(finish); }
   // True when every rank must make each write_rows call in step (collective HDF5):
   // such writes stay on the caller's thread.
   virtual bool writes_in_step() const { return false; }
+
+ protected:
+  Status finish(const std::string& temporary) const { return finish_ ? finish_(temporary) : Status{}; }
+
+ private:
+  Finisher finish_;
 };
 
 struct WriteOptions {
   Interleave interleave = Interleave::bip;     // ENVI only
   ByteOrder byte_order = ByteOrder::little;    // ENVI only
   const mpi::Comm* comm = nullptr;             // HDF5: collective when several ranks
+  std::string reported_as;                     // HDF5: the file errors name (default: the path)
 };
 
 // Creates a writer for `path`; the format follows the file name as for open_cube.

@@ -63,45 +63,62 @@ class EnviWriter final : public CubeWriter {
       if (swap) envi::swap_bytes(scratch, layout_.sample_bytes);
       file_order = scratch;
     }
-    return layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t from, std::int64_t bytes) {
+    return named_after_output(layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t from, std::int64_t bytes) {
       return data_.write_at(at, file_order.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(bytes)));
-    });
+    }));
   }
 
   Status reserve(RowRange rows) override {
     const std::int64_t lines = layout_.shape.lines;
     rows = {std::clamp<std::int64_t>(rows.begin, 0, lines), std::clamp<std::int64_t>(rows.end, 0, lines)};
     if (rows.rows() <= 0) return {};
-    Status reserved = layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t, std::int64_t bytes) {
+    return named_after_output(layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t, std::int64_t bytes) {
       return data_.reserve(at, bytes);
-    });
-    if (!reserved) return Error{reserved.error().kind, final_header_, {}, reserved.error().message};  // not the temporary
+    }));
+  }
+
+  Status close() override {
+    if (closed_) return {};
+    HB_TRY(parallel_ != nullptr ? close_parallel() : close_alone());
+    closed_ = true;
     return {};
   }
 
   Status commit() override {
-    if (parallel_ != nullptr) return commit_parallel();
+    HB_TRY(close());
+    Status renamed;
+    if (data_file_) renamed = data_file_->commit();
+    if (header_file_ && renamed.ok()) renamed = header_file_->commit();
+    return parallel_ != nullptr ? mpi::agree(renamed, *parallel_) : renamed;
+  }
+
+ private:
+  // Errors of the data file name the output the user asked for, not its temporary.
+  Status named_after_output(Status status) const {
+    if (status.ok()) return status;
+    return Error{status.error().kind, final_header_, status.error().field, status.error().message};
+  }
+
+  Error internal(std::string message) const {
+    return Error{ErrorKind::internal, final_header_, {}, std::move(message)};
+  }
+
+  Status close_alone() {
     {
       std::lock_guard lock(mutex_);
       if (rows_written_ != layout_.shape.lines)
         return internal("only " + std::to_string(rows_written_) + " of " + std::to_string(layout_.shape.lines) +
                         " rows were written");
     }
-    HB_TRY(data_.sync_and_close());
+    HB_TRY(named_after_output(data_.sync_and_close()));
     HB_TRY(write_header_text());
-    HB_TRY(data_file_->commit());
-    return header_file_->commit();
-  }
-
- private:
-  Error internal(std::string message) const {
-    return Error{ErrorKind::internal, final_header_, {}, std::move(message)};
+    return finish(data_file_->temporary());
   }
 
   // Every rank flushes its rows; rank 0 checks that the ranks wrote every row between
-  // them, then writes the header and renames. Every rank learns the outcome.
-  Status commit_parallel() {
-    HB_TRY(mpi::agree(data_.sync_and_close(), *parallel_));
+  // them, then writes the header and runs the finisher. Every rank learns the outcome.
+  Status close_parallel() {
+    HB_TRY(mpi::agree(named_after_output(data_.sync_and_close()), *parallel_));
     std::vector<std::uint8_t> all(written_.begin(), written_.end());
     MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_UINT8_T, MPI_MAX, parallel_->handle());
     const auto missing = std::find(all.begin(), all.end(), std::uint8_t{0});
@@ -110,8 +127,7 @@ class EnviWriter final : public CubeWriter {
     Status done;
     if (parallel_->is_root()) {
       done = write_header_text();
-      if (done.ok()) done = data_file_->commit();
-      if (done.ok()) done = header_file_->commit();
+      if (done.ok()) done = finish(data_file_->temporary());
     }
     return mpi::agree(done, *parallel_);
   }
@@ -144,6 +160,7 @@ class EnviWriter final : public CubeWriter {
   std::mutex mutex_;
   std::vector<bool> written_;
   std::int64_t rows_written_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "io/hdf5_access.hpp"
 
+#include "mpi/agree.hpp"
+
 #include <cstdint>
 
 namespace hb::io::h5 {
@@ -43,12 +45,8 @@ RowSelection select_rows(hid_t dataset, RowRange rows, const CubeShape& shape) {
   return selection;
 }
 
-Status agree(Status local, const mpi::Comm* parallel, const std::string& file) {
-  if (parallel == nullptr) return local;
-  const bool failed_somewhere = parallel->any(!local.ok());
-  if (!local.ok()) return local;
-  if (failed_somewhere) return Error{ErrorKind::io, file, {}, "failed on another MPI rank"};
-  return {};
+Status agree(Status local, const mpi::Comm* parallel) {
+  return parallel == nullptr ? local : mpi::agree(std::move(local), *parallel);
 }
 
 std::string broadcast_from_root(std::string value, const mpi::Comm& comm) {

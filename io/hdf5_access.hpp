@@ -34,9 +34,8 @@ struct RowSelection {
 };
 RowSelection select_rows(hid_t dataset, RowRange rows, const CubeShape& shape);
 
-// Every rank returns an error when any rank failed (its own error, or "failed on
-// another rank"). With one rank, returns `local`.
-Status agree(Status local, const mpi::Comm* parallel, const std::string& file);
+// mpi::agree for an optional communicator: with none, returns `local`.
+Status agree(Status local, const mpi::Comm* parallel);
 
 // Rank 0's `value` on every rank.
 std::string broadcast_from_root(std::string value, const mpi::Comm& comm);

@@ -37,7 +37,7 @@ class Hdf5Cube final : public Cube {
   }
 
   Status read_rows(RowRange rows, std::span<std::byte> out) const override {
-    HB_TRY(h5::agree(check_request(rows, out.size()), parallel_, path_));
+    HB_TRY(h5::agree(check_request(rows, out.size()), parallel_));
     if (rows.empty() && parallel_ == nullptr) return {};
     const auto selection = h5::select_rows(dataset_.get(), rows, info_.shape);
     std::byte unused{};  // HDF5 wants a buffer even for an empty selection
@@ -47,7 +47,7 @@ class Hdf5Cube final : public Cube {
     Status local;
     if (status < 0)
       local = Error{ErrorKind::io, path_, kCube, "cannot read rows: " + h5::hdf5_error_detail()};
-    return h5::agree(local, parallel_, path_);
+    return h5::agree(local, parallel_);
   }
 
  private:

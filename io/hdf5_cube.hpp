@@ -15,7 +15,8 @@ namespace hb::io {
 
 Result<std::unique_ptr<Cube>> open_hdf5_cube(const std::string& path, const mpi::Comm* comm);
 
+// Errors name `reported_as` when given (a hidden stage of another output), else `path`.
 Result<std::unique_ptr<CubeWriter>> create_hdf5_cube(const std::string& path, const CubeInfo& info,
-                                                     const mpi::Comm* comm);
+                                                     const mpi::Comm* comm, const std::string& reported_as = {});
 
 }  // namespace hb::io

@@ -5,6 +5,7 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 
@@ -56,5 +57,9 @@ void silence_hdf5_errors();
 // The most specific message on HDF5's current error stack ("truncated file: eof = ..."),
 // or "unknown HDF5 error" when the stack is empty.
 std::string hdf5_error_detail();
+
+// hdf5_error_detail(), or "no space left on device" when the file system holding `path`
+// has fewer than `bytes` free: MPI-IO reports a full disk only as a failed call.
+std::string hdf5_error_detail(const std::string& path, std::size_t bytes);
 
 }  // namespace hb::io::h5

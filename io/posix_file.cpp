@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -17,7 +18,12 @@
 namespace hb::io {
 namespace {
 
-std::string os_error(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+// "write failed: no space left on device": lower case, as the rest of an error line.
+std::string os_error(const char* what) {
+  std::string cause = std::strerror(errno);
+  if (!cause.empty()) cause[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(cause[0])));
+  return std::string(what) + ": " + cause;
+}
 
 // Pieces of at least 2 MiB, at most 8 threads: enough to saturate a page-cache copy on
 // a GPU host without oversubscribing small machines.

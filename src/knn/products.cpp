@@ -1,7 +1,6 @@
 #include "src/knn/products.hpp"
 
 #include <hdf5.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +9,8 @@
 
 #include <fmt/core.h>
 
+#include "io/atomic_file.hpp"
+#include "io/hdf5_handle.hpp"
 #include "mpi/agree.hpp"
 
 namespace hb::knn {
@@ -22,9 +23,11 @@ constexpr std::array<int, 3 * 12> kPalette{
 // Writers for every product; `paths` say where each one is committed.
 class ProductWriters {
  public:
-  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths, const mpi::Comm* comm) {
+  Status open(const std::vector<Product>& list, const std::vector<std::string>& paths, const mpi::Comm* comm,
+              const std::string& reported_as = {}) {
     io::WriteOptions options;
     options.comm = comm;
+    options.reported_as = reported_as;
     for (std::size_t i = 0; i < list.size(); ++i) {
       auto w = io::create_cube(paths[i], list[i].info, options);
       if (!w) return w.error();
@@ -35,8 +38,13 @@ class ProductWriters {
   Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) {
     return writers_.at(index)->write_rows(rows, data);
   }
+  Status close() {
+    for (auto& writer : writers_) HB_TRY(writer->close());
+    return {};
+  }
   // Auxiliary products first, the main one last: its presence means the run finished.
   Status commit() {
+    HB_TRY(close());
     for (std::size_t i = writers_.size(); i-- > 0;) HB_TRY(writers_[i]->commit());
     return {};
   }
@@ -58,6 +66,7 @@ class EnviFiles final : public ProductFiles {
   Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
     return writers_.write(index, rows, data);
   }
+  Status close() override { return writers_.close(); }
   Status commit() override { return writers_.commit(); }
   bool writes_from_any_thread() const override { return true; }
   std::vector<std::string> paths() const override { return paths_; }
@@ -72,7 +81,10 @@ class EnviFiles final : public ProductFiles {
 class Hdf5Files final : public ProductFiles {
  public:
   ~Hdf5Files() override {
-    for (const auto& p : staged_) std::remove(p.c_str());
+    for (const auto& p : staged_) {
+      std::remove(p.c_str());
+      io::untrack_temporary(p);
+    }
   }
   static Result<std::unique_ptr<ProductFiles>> create(const std::string& path, std::vector<Product> list,
                                                       const std::string& tag, const mpi::Comm* comm) {
@@ -80,32 +92,40 @@ class Hdf5Files final : public ProductFiles {
     out->final_ = path;
     out->list_ = std::move(list);
     out->comm_ = comm != nullptr && comm->is_parallel() ? comm : nullptr;
-    // Staged names must be the same on every rank: rank 0's process id names them.
-    std::int64_t pid[1] = {::getpid()};
-    if (out->comm_ != nullptr) out->comm_->broadcast(pid);
-    const std::filesystem::path final_path(path);
+    // Staged names must be the same on every rank: rank 0's temporaries name them.
     for (const auto& product : out->list_) {
       std::string name = product.hdf5_name.empty() ? "classes" : product.hdf5_name;
       std::replace(name.begin(), name.end(), '/', '-');
-      const auto staged = fmt::format(".{}.{}-{}-{}.h5", final_path.filename().string(), tag, pid[0], name);
-      out->staged_.push_back((final_path.parent_path() / staged).string());
+      std::string staged = io::temporary_path(path, fmt::format("{}-{}.h5", tag, name));
+      if (out->comm_ != nullptr) staged = out->comm_->broadcast(staged);
+      io::track_temporary(staged);
+      out->staged_.push_back(std::move(staged));
     }
-    HB_TRY(out->writers_.open(out->list_, out->staged_, out->comm_));
+    HB_TRY(out->writers_.open(out->list_, out->staged_, out->comm_, path));
     return std::unique_ptr<ProductFiles>(std::move(out));
   }
   Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
     return writers_.write(index, rows, data);
   }
-  Status commit() override {
+  // The staged cubes take their (hidden) names and rank 0 merges them into the first.
+  Status close() override {
+    if (merged_) return {};
     HB_TRY(writers_.commit());
     Status done;
-    if (comm_ == nullptr || comm_->is_root()) {
-      done = merge_products();
-      if (done.ok() && std::rename(staged_[0].c_str(), final_.c_str()) != 0)
-        done = io_error(final_, "cannot rename the class map into place");
-    }
+    if (comm_ == nullptr || comm_->is_root()) done = merge_products();
     if (comm_ != nullptr) done = mpi::agree(done, *comm_);
     HB_TRY(done);
+    merged_ = true;
+    return {};
+  }
+  Status commit() override {
+    HB_TRY(close());
+    Status done;
+    if ((comm_ == nullptr || comm_->is_root()) && std::rename(staged_[0].c_str(), final_.c_str()) != 0)
+      done = io_error(final_, "cannot rename the class map into place");
+    if (comm_ != nullptr) done = mpi::agree(done, *comm_);
+    HB_TRY(done);
+    io::untrack_temporary(staged_.front());
     staged_.erase(staged_.begin());
     return {};
   }
@@ -113,19 +133,25 @@ class Hdf5Files final : public ProductFiles {
 
  private:
   Status merge_products() {
+    // Reopening and copying take some space of their own: a full disk is named as such.
+    constexpr std::size_t kRoom = std::size_t{1} << 20;
     const hid_t target = H5Fopen(staged_[0].c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    if (target < 0) return io_error(staged_[0], "cannot reopen the class map to add the other products");
+    if (target < 0)
+      return io_error(final_, "cannot reopen the class map to add the other products: " +
+                                  io::h5::hdf5_error_detail(staged_[0], kRoom));
     const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     Status status;
     for (std::size_t i = 1; i < list_.size() && status.ok(); ++i) {
       const hid_t source = H5Fopen(staged_[i].c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
       if (source < 0 || H5Ocopy(source, "/cube", target, list_[i].hdf5_name.c_str(), H5P_DEFAULT, lcpl) < 0)
-        status = io_error(final_, "cannot copy /" + list_[i].hdf5_name + " into the class map file");
+        status = io_error(final_, "cannot copy /" + list_[i].hdf5_name +
+                                      " into the class map file: " + io::h5::hdf5_error_detail(staged_[0], kRoom));
       if (source >= 0) H5Fclose(source);
     }
     H5Pclose(lcpl);
-    if (H5Fclose(target) < 0 && status.ok()) status = io_error(final_, "cannot close the class map file");
+    if (H5Fclose(target) < 0 && status.ok())
+      status = io_error(final_, "cannot close the class map file: " + io::h5::hdf5_error_detail(staged_[0], kRoom));
     return status;
   }
 
@@ -134,6 +160,7 @@ class Hdf5Files final : public ProductFiles {
   std::vector<Product> list_;
   std::vector<std::string> staged_;  // removed on destruction unless renamed
   ProductWriters writers_;
+  bool merged_ = false;
 };
 
 }  // namespace

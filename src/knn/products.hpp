@@ -45,7 +45,9 @@ class ProductFiles {
   virtual ~ProductFiles() = default;
   // `rows` of product `index` (in the order given to create), canonical layout.
   virtual Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) = 0;
-  virtual Status commit() = 0;
+  // Everything that can fail before the products appear (see io::CubeWriter::close).
+  virtual Status close() = 0;
+  virtual Status commit() = 0;  // close() when not yet done, then the renames
   virtual std::vector<std::string> paths() const = 0;  // final names
   // ENVI files take each write as pwrite of disjoint rows, from any thread; HDF5 ones
   // only from the thread that opened them (the library is not thread-safe here).

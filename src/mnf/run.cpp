@@ -196,22 +196,18 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
     HB_TRY(wait_reserved(*early, comm));
     auto& writer = *early->writer;
     HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), writer, rows, comm, blocks));
+    // No components without their statistics: they are written before the components
+    // appear under their final name, and a failure leaves any earlier output as it was.
+    writer.finish_before_commit([&](const std::string& temporary) {
+      return io::format_from_path(o.output) == io::CubeFormat::hdf5
+                 ? add_stats_group(temporary, o.output, p.record)
+                 : write_stats_file(sidecar_stats_path(o.output), p.record);
+    });
     const auto start = std::chrono::steady_clock::now();
     HB_TRY(writer.commit());
     spdlog::info("components committed (flushed to disk, renamed): {:.3f} s",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  Status stats_written;
-  if (comm.is_root()) {
-    const bool hdf5 = io::format_from_path(o.output) == io::CubeFormat::hdf5;
-    const Status stats = hdf5 ? add_stats_group(o.output, p.record) : write_stats_file(sidecar_stats_path(o.output), p.record);
-    if (!stats.ok()) {
-      std::error_code ignored;
-      std::filesystem::remove(o.output, ignored);  // no components without their statistics
-      stats_written = stats;
-    }
-  }
-  HB_TRY(mpi::agree(stats_written, comm));
   spdlog::info("wrote {} ({} components)", o.output, m);
   if (o.denoise_output.empty()) return {};
   io::CubeInfo info = cube.info();

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "io/atomic_file.hpp"
+#include "io/hdf5_handle.hpp"
 
 namespace hb::mnf {
 namespace {
@@ -21,6 +22,7 @@ class Handle {
   Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
   hid_t get() const { return id_; }
   bool ok() const { return id_ >= 0; }
+  hid_t release() { return std::exchange(id_, -1); }
 
  private:
   hid_t id_;
@@ -228,13 +230,14 @@ Status write_stats_file(const std::string& path, const StatsRecord& record) {
   return target.commit();
 }
 
-Status add_stats_group(const std::string& path, const StatsRecord& record) {
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return io_error(path, "cannot open to add statistics");
-  HB_TRY(write_group(path, file.get(), record));
+Status add_stats_group(const std::string& file_path, const std::string& output, const StatsRecord& record) {
+  Handle file(H5Fopen(file_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) return io_error(output, "cannot reopen to add the statistics: " + io::h5::hdf5_error_detail());
+  HB_TRY(write_group(output, file.get(), record));
   if (H5Lexists(file.get(), "/cube", H5P_DEFAULT) > 0 && H5Lexists(file.get(), "/components", H5P_DEFAULT) == 0 &&
       H5Lcreate_soft("/cube", file.get(), "/components", H5P_DEFAULT, H5P_DEFAULT) < 0)
-    return io_error(path, "cannot link /components");
+    return io_error(output, "cannot link /components");
+  if (H5Fclose(file.release()) < 0) return io_error(output, "cannot add the statistics: " + io::h5::hdf5_error_detail());
   return {};
 }
 

@@ -39,9 +39,10 @@ struct StatsRecord {
 
 // Creates `path` holding only the statistics group; the file appears complete or not at all.
 Status write_stats_file(const std::string& path, const StatsRecord& record);
-// Adds the statistics group to an existing HDF5 file (a committed components cube),
-// plus a soft link /components -> /cube when the file has a /cube dataset.
-Status add_stats_group(const std::string& path, const StatsRecord& record);
+// Adds the statistics group to the HDF5 file `file` (the components cube's temporary,
+// before it is renamed to `output`, which errors name), plus a soft link
+// /components -> /cube when the file has a /cube dataset.
+Status add_stats_group(const std::string& file, const std::string& output, const StatsRecord& record);
 // Reads the /mnf or /pca group of `path`.
 Result<StatsRecord> read_stats_file(const std::string& path);
 

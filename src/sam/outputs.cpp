@@ -46,7 +46,11 @@ Status SamOutputs::write(io::RowRange rows, std::span<const std::uint16_t> label
   return {};
 }
 
+// Both files are finished before either appears; the class map, whose presence means
+// the run finished, is renamed last.
 Status SamOutputs::commit() {
+  if (rules_) HB_TRY(rules_->close());
+  HB_TRY(classes_->close());
   if (rules_) HB_TRY(rules_->commit());
   return classes_->commit();
 }

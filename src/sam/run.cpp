@@ -171,7 +171,7 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
   std::vector<std::uint16_t> labels;
   double input_wait = 0, compute = 0, writing = 0;
   // Every rank makes `calls` rounds (empty ones past its own tiles), agreeing on failure
-  // before each collective write.
+  // before and after each write.
   for (std::int64_t i = 0; i < calls; ++i) {
     const io::Tile* tile = nullptr;
     Status local;
@@ -203,8 +203,10 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
     compute += work.seconds();
     HB_TRY(mpi::agree(local, ranks));
     const Stopwatch write;
-    if (tile != nullptr) HB_TRY(outputs.write(tile->core(), labels, scores));
-    else HB_TRY(outputs.write({}, {}, TileScores{}));
+    // ENVI rows are written without the other ranks: a failed write is agreed here.
+    HB_TRY(mpi::agree(tile != nullptr ? outputs.write(tile->core(), labels, scores)
+                                      : outputs.write({}, {}, TileScores{}),
+                      ranks));
     writing += write.seconds();
     if (progress && tile != nullptr) progress(tile->core().end, info.shape.lines);
   }
