@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <map>
+#include <sstream>
 
 #include "jobs/toml_reader.hpp"
 
@@ -36,6 +39,26 @@ Status read_job_table(const toml::table& root, JobSpec& job) {
   return r.finish();
 }
 
+Origin origin_of(const TomlReader& r, const toml::table& t, const char* key) {
+  const toml::node* n = t.get(key);
+  return {r.dotted(key), static_cast<std::int64_t>((n != nullptr ? n->source() : t.source()).begin.line)};
+}
+
+Status check_scene_name(const std::string& file, const std::string& name, const Origin& at) {
+  if (is_safe_scene_name(name)) return {};
+  const bool derived = !at.key.ends_with(".name");
+  return bad_input(file, at.key, line_of(at.line) + ": '" + name + "' cannot name a scene: a name is one path component "
+                   "of letters, digits, '-', '_' and '.', not starting with '.'" +
+                   (derived ? " (it comes from the file name: give the scene a name in [[collection.scene]])" : ""));
+}
+
+// A job's outputs must never become its inputs (a rerun would take its own products as scenes).
+Status check_outside_output(const JobSpec& job, const std::string& path, const Origin& at) {
+  if (!is_inside_folder(path, job.output)) return {};
+  return bad_input(job.file, at.key, line_of(at.line) + ": '" + path + "' is inside the output folder '" + job.output +
+                   "': a job's outputs cannot be its inputs");
+}
+
 Status read_scene_tables(const toml::node& node, TomlReader& parent, JobSpec& job) {
   const toml::array* list = node.as_array();
   if (list == nullptr) return parent.error("scene", "must be an array of tables ([[collection.scene]])");
@@ -50,9 +73,20 @@ Status read_scene_tables(const toml::node& node, TomlReader& parent, JobSpec& jo
     if (scene.path.empty()) return parent.error_at(item, "scene.path", "each [[collection.scene]] needs a path");
     scene.path = resolve(job.file, scene.path);
     scene.truth = resolve(job.file, scene.truth);
+    HB_TRY(check_outside_output(job, scene.path, origin_of(r, *t, "path")));
+    scene.origin = origin_of(r, *t, scene.name.empty() ? "path" : "name");
+    if (!scene.name.empty()) HB_TRY(check_scene_name(job.file, scene.name, scene.origin));
     HB_TRY(r.finish());
     job.explicit_scenes.push_back(std::move(scene));
   }
+  return {};
+}
+
+Status read_paths(TomlReader& r, const char* key, const JobSpec& job, std::vector<ListedPath>& out) {
+  std::vector<std::string> paths;
+  std::vector<std::int64_t> lines;
+  HB_TRY(r.strings(key, paths, &lines));
+  for (std::size_t i = 0; i < paths.size(); ++i) out.push_back({resolve(job.file, paths[i]), {r.dotted(key), lines[i]}});
   return {};
 }
 
@@ -60,13 +94,25 @@ Status read_collection(const toml::table& root, JobSpec& job) {
   const toml::table* t = sub_table(root, "collection");
   if (t == nullptr) return {};
   TomlReader r(*t, job.file, "collection");
-  HB_TRY(r.strings("scenes", job.scene_paths));
-  HB_TRY(r.strings("globs", job.globs));
+  HB_TRY(read_paths(r, "scenes", job, job.scene_paths));
+  HB_TRY(read_paths(r, "globs", job, job.globs));
   HB_TRY(r.string("truth", job.truth_pattern));
   if (const toml::node* scenes = r.node("scene")) HB_TRY(read_scene_tables(*scenes, r, job));
-  for (auto& p : job.scene_paths) p = resolve(job.file, p);
-  for (auto& g : job.globs) g = resolve(job.file, g);
+  for (const auto& p : job.scene_paths) HB_TRY(check_outside_output(job, p.path, p.origin));
   return r.finish();
+}
+
+// Like an ENVI header's lines * samples * bands * bytes: every byte count of the scene
+// must fit in 64 bits, or sizes wrap and the generator grows memory until killed.
+std::optional<std::int64_t> checked_disk_bytes(const synth::SynthOptions& o) {
+  constexpr std::int64_t kHeadersAndLibrary = 64 << 10;
+  std::int64_t pixels = 0, cube = 0, library = 0, total = 0;
+  if (__builtin_mul_overflow(o.lines, o.samples, &pixels) || __builtin_mul_overflow(pixels, o.bands, &cube) ||
+      __builtin_mul_overflow(cube, std::int64_t{2}, &cube) || __builtin_add_overflow(cube, pixels, &total) ||
+      __builtin_mul_overflow(std::int64_t{o.classes} * 8, o.bands, &library) ||
+      __builtin_add_overflow(total, library + kHeadersAndLibrary, &total))
+    return std::nullopt;
+  return total;
 }
 
 Status read_generate(const toml::table& root, JobSpec& job) {
@@ -93,8 +139,11 @@ Status read_generate(const toml::table& root, JobSpec& job) {
     HB_TRY(r.integer("seed", seed, 0, std::int64_t{1} << 62));
     HB_TRY(r.number("fill_border", o.fill_border, 0.0, 0.95));
     if (g.name.empty()) return r.error("name", "each [[generate]] needs a name");
+    HB_TRY(check_scene_name(job.file, g.name, origin_of(r, *t, "name")));
     o.classes = static_cast<int>(classes);
     o.seed = static_cast<std::uint64_t>(seed);
+    if (!checked_disk_bytes(o))
+      return r.error_at(*t, "lines * samples * bands", "the scene's size in bytes overflows 64 bits");
     HB_TRY(r.finish());
     job.generate.push_back(std::move(g));
   }
@@ -190,14 +239,13 @@ Status check_tables(const toml::table& root, const JobSpec& job) {
 
 }  // namespace
 
-Result<JobSpec> load_job_file(const std::string& path) {
+Result<JobSpec> parse_job_text(std::string_view text, const std::string& path) {
   JobSpec job;
   job.file = path;
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    if (!fs::exists(path)) return io_error(path, "cannot open the job file");
     return bad_input(path, "toml", line_of(e.source()) + ": " + std::string(e.description()));
   }
   HB_TRY(check_tables(root, job));
@@ -213,6 +261,45 @@ Result<JobSpec> load_job_file(const std::string& path) {
   if (job.quicklooks.enabled && !job.mnf.enabled && !job.knn.enabled)
     return bad_input(path, "quicklooks", "line 1: quicklooks draw the mnf or knn outputs: add [mnf] or [knn]");
   return job;
+}
+
+Result<JobSpec> load_job_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error(path, "cannot open the job file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return io_error(path, "cannot read the job file");
+  return parse_job_text(text.str(), path);
+}
+
+bool is_safe_scene_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool is_inside_folder(const std::string& path, const std::string& folder) {
+  std::error_code ec;
+  fs::path outer = fs::weakly_canonical(folder, ec);
+  if (ec) return false;
+  if (outer.filename().empty()) outer = outer.parent_path();  // "out/" names "out"
+  const fs::path inner = fs::weakly_canonical(path, ec);
+  if (ec) return false;
+  const auto [mismatch, ignored] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  if (mismatch == outer.end()) return true;
+  if (!fs::is_directory(outer, ec)) return false;
+  for (fs::path p = inner; !p.empty(); p = p.parent_path()) {  // bind mounts: same folder, other path
+    if (fs::equivalent(p, outer, ec)) return true;
+    if (p == p.root_path()) break;
+  }
+  return false;
+}
+
+std::int64_t generated_scene_bytes(const GenerateSpec& g) { return g.options.lines * g.options.samples * g.options.bands * 2; }
+
+std::int64_t generated_disk_bytes(const GenerateSpec& g) {
+  return checked_disk_bytes(g.options).value_or(std::numeric_limits<std::int64_t>::max());
 }
 
 namespace {
@@ -241,19 +328,24 @@ std::vector<std::string> glob_matches(const std::string& pattern) {
 
 Result<std::vector<SceneSpec>> resolve_collection(const JobSpec& job) {
   std::vector<SceneSpec> scenes = job.explicit_scenes;
-  auto add = [&](const std::string& path) {
+  auto add = [&](const std::string& path, const Origin& origin) {
     SceneSpec s;
     s.path = path;
+    s.origin = origin;
     scenes.push_back(std::move(s));
   };
-  for (const auto& p : job.scene_paths) add(p);
+  for (const auto& p : job.scene_paths) add(p.path, p.origin);
   for (const auto& g : job.globs) {
-    const auto matches = glob_matches(g);
-    if (matches.empty()) return bad_input(job.file, "collection.globs", "'" + g + "' matches no file");
-    for (const auto& m : matches) add(m);
+    int added = 0;
+    for (const auto& m : glob_matches(g.path))
+      if (!is_inside_folder(m, job.output)) add(m, g.origin), ++added;
+    if (added == 0)
+      return bad_input(job.file, g.origin.key, line_of(g.origin.line) + ": '" + g.path +
+                                                   "' matches no file outside the output folder");
   }
   for (auto& s : scenes) {
     if (s.name.empty()) s.name = fs::path(s.path).stem().string();
+    HB_TRY(check_scene_name(job.file, s.name, s.origin));
     if (s.truth.empty() && !job.truth_pattern.empty()) s.truth = expand_pattern(job.truth_pattern, s.path);
   }
   for (const auto& g : job.generate) {

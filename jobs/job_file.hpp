@@ -6,12 +6,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/error.hpp"
 #include "src/synth/synth.hpp"
 
 namespace hb::jobs {
+
+// Where a value came from in the job file, for errors found after parsing.
+struct Origin {
+  std::string key;  // dotted: "collection.globs"
+  std::int64_t line = 0;
+};
+
+// A path or pattern of a list in the job file, resolved, with its line.
+struct ListedPath {
+  std::string path;
+  Origin origin;
+};
 
 // A scene the run makes itself ([[generate]]): a synthetic scene, its truth beside it.
 struct GenerateSpec {
@@ -26,6 +39,7 @@ struct SceneSpec {
   std::string path;   // ENVI header or HDF5 cube; for generated scenes, where it will be
   std::string truth;  // class raster for knn; empty = none
   std::optional<GenerateSpec> generate;
+  Origin origin;  // the key its name comes from (given, or derived from a file name)
 };
 
 struct IngestStep {
@@ -69,8 +83,8 @@ struct JobSpec {
   std::string name;
   std::string output;  // absolute or relative to the job file's folder, resolved
   std::string backend = "auto";
-  std::vector<std::string> scene_paths;  // explicit, resolved
-  std::vector<std::string> globs;        // resolved patterns
+  std::vector<ListedPath> scene_paths;  // explicit, resolved
+  std::vector<ListedPath> globs;        // resolved patterns
   std::string truth_pattern;             // "{dir}/{stem}_truth.hdr"; empty = none
   std::vector<SceneSpec> explicit_scenes;  // from [[collection.scene]] tables
   std::vector<GenerateSpec> generate;
@@ -86,8 +100,26 @@ struct JobSpec {
 // Reads and validates `path`. Errors are bad_input(path, "table.key", "line N: ...").
 Result<JobSpec> load_job_file(const std::string& path);
 
+// The same from the file's text; `path` names it in errors and anchors relative paths.
+Result<JobSpec> parse_job_text(std::string_view text, const std::string& path);
+
 // The scenes of the job, in a stable order: [[collection.scene]] tables, `scenes`,
-// glob matches (sorted), then generated scenes. Names must be unique.
+// glob matches (sorted; never under the output folder), then generated scenes. Names
+// must be unique and safe (is_safe_scene_name).
 Result<std::vector<SceneSpec>> resolve_collection(const JobSpec& job);
+
+// A scene name becomes a folder and file names under the output folder, so it must be
+// one path component of a portable alphabet: letters, digits, '-', '_', '.', not
+// starting with '.' (no "..", no hidden files, no temporaries' names), at most 128 bytes.
+bool is_safe_scene_name(std::string_view name);
+
+// True when `path` is the folder `folder` or lies under it, by file identity where both
+// exist (symlinks and bind mounts see through), else by canonical path.
+bool is_inside_folder(const std::string& path, const std::string& folder);
+
+// Bytes a [[generate]] scene writes: the int16 cube plus the uint8 truth (headers and
+// library are a few KiB, allowed for). Parsing guarantees it fits in 64 bits.
+std::int64_t generated_scene_bytes(const GenerateSpec& g);
+std::int64_t generated_disk_bytes(const GenerateSpec& g);
 
 }  // namespace hb::jobs

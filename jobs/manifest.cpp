@@ -100,7 +100,11 @@ void Manifest::record(ManifestEntry entry) { merge(entries_, std::move(entry)); 
 
 Status Manifest::save(const std::string& job_name) const {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [key, e] : entries_) list.push_back(to_json(e));
+  for (const auto& [key, e] : entries_) {
+    auto entry = to_json(e);
+    entry.erase("finished_ns");
+    list.push_back(std::move(entry));
+  }
   const nlohmann::json j{{"format", "hyperbatch-manifest/1"}, {"job", job_name}, {"entries", list}};
   return knn::write_text_file((fs::path(dir_) / "manifest.json").string(), j.dump(2) + "\n");
 }

@@ -24,7 +24,10 @@ struct ManifestEntry {
   std::string checksum;  // of the step's inputs and parameters
   std::vector<std::string> outputs;  // relative to the output folder
   std::string error;     // one line, when failed
-  std::int64_t finished_ns = 0;  // wall clock, orders entries of different runs
+  // Wall clock, kept in the journals only: orders entries of different runs there.
+  // manifest.json has no times (the same job gives the same bytes); loaded, its entries
+  // count as older than any journal's.
+  std::int64_t finished_ns = 0;
   nlohmann::json summary;        // step-specific facts (accuracy, components...)
 };
 
@@ -43,7 +46,7 @@ class Manifest {
   void remove(const std::string& scene, const std::string& step);
   const std::map<std::string, ManifestEntry>& entries() const { return entries_; }
 
-  // manifest.json, written atomically.
+  // manifest.json, written atomically: entries in key order, without times.
   Status save(const std::string& job_name) const;
 
  private:

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -100,12 +101,16 @@ Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& 
   drop_stale_failures(*manifest, scenes, o.run_start_ns);
   HB_TRY(manifest->save(job.name));
   // Journals are merged into manifest.json now; array tasks may still be appending to theirs.
+  // Oldest first (run ids begin with the start time): if this is cut short, the journals
+  // left are the newest, whose entries rightly win over manifest.json's.
   std::error_code ec;
-  for (const auto& f : fs::directory_iterator(journal_dir(job.output), ec)) {
-    const bool ours = f.path().filename().string().rfind(o.run_id, 0) == 0;
-    const bool run_file = f.path().extension() == ".progress" || f.path().extension() == ".jsonl";
-    if (run_file && (ours ? f.path().extension() == ".progress" || !o.sharded : !o.sharded))
-      fs::remove(f.path(), ec);
+  std::vector<fs::path> run_files;
+  for (const auto& f : fs::directory_iterator(journal_dir(job.output), ec)) run_files.push_back(f.path());
+  std::sort(run_files.begin(), run_files.end());
+  for (const auto& path : run_files) {
+    const bool ours = path.filename().string().rfind(o.run_id, 0) == 0;
+    const bool run_file = path.extension() == ".progress" || path.extension() == ".jsonl";
+    if (run_file && (ours ? path.extension() == ".progress" || !o.sharded : !o.sharded)) fs::remove(path, ec);
   }
   int failed = 0;
   for (const auto* s : scenes) failed += failure_of(*manifest, s->name) != nullptr ? 1 : 0;

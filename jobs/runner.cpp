@@ -1,12 +1,15 @@
 #include "jobs/runner.hpp"
 
+#include <fmt/core.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "io/hdf5_access.hpp"  // broadcast_from_root
@@ -15,6 +18,7 @@
 #include "jobs/metrics.hpp"
 #include "jobs/progress.hpp"
 #include "jobs/report.hpp"
+#include "jobs/run_lock.hpp"
 #include "jobs/schedule.hpp"
 #include "jobs/steps.hpp"
 #include "mpi/agree.hpp"
@@ -38,9 +42,7 @@ std::string new_run_id() {
 }
 
 std::int64_t planned_bytes(const SceneSpec& s) {
-  if (!s.generate) return scene_bytes(s.path);
-  const auto& o = s.generate->options;
-  return o.lines * o.samples * o.bands * 2;  // int16
+  return s.generate ? generated_scene_bytes(*s.generate) : scene_bytes(s.path);
 }
 
 // The scene's identity for checksums: its file(s), or how it is generated.
@@ -169,6 +171,12 @@ class RankRun {
 
   void start_scene(const SceneSpec& s) { chain_[s.name] = scene_fingerprint(s); }
   bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
+  int failed_among(const std::vector<const SceneSpec*>& scenes) const {
+    int n = 0;
+    for (const auto* s : scenes) n += has_failed(s->name) ? 1 : 0;
+    return n;
+  }
+  int unrecorded() const { return unrecorded_; }
   void mark_failed(const std::string& scene, const std::string& step, const std::string& error) {
     failed_.insert(scene);
     record(scene, step, "failed", {}, {}, error, nullptr);
@@ -183,7 +191,10 @@ class RankRun {
               std::vector<std::string> outputs, const std::string& error, const nlohmann::json* summary) {
     ManifestEntry e{scene, step, status, checksum, std::move(outputs), error, now_ns(), summary ? *summary : nullptr};
     const Status s = journal_.append(e);
-    if (!s.ok()) spdlog::error("{}", s.error().line());
+    if (s.ok()) return;
+    // The next run will not know this step finished: the run must not end as a success.
+    spdlog::error("{}", s.error().line());
+    ++unrecorded_;
   }
 
   RankMetrics metrics;
@@ -228,6 +239,7 @@ class RankRun {
   std::set<std::string> failed_;
   int scenes_done_ = 0;
   std::int64_t bytes_done_ = 0;
+  int unrecorded_ = 0;  // journal appends that failed
 };
 
 std::size_t step_index(const std::string& name) {
@@ -274,6 +286,42 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
   return stats;
 }
 
+// Rank 0 makes the output folder and locks it before any rank writes there: the whole
+// folder for a run; for a job-array task only its shard's journals, as the shards of one
+// array write into the same folder at the same time.
+Status own_output_folder(const JobSpec& job, const RunOptions& o, std::optional<RunLock>& lock) {
+  std::error_code ec;
+  fs::create_directories(journal_dir(job.output), ec);
+  if (ec) return io_error(job.output, "cannot create the output folder: " + ec.message());
+  auto taken = o.shards > 1 ? RunLock::acquire(shard_lock_path(job.output, o.shard, o.shards),
+                                               fmt::format("{} (shard {}/{})", job.output, o.shard, o.shards))
+                            : RunLock::acquire(folder_lock_path(job.output), job.output);
+  if (!taken) return taken.error();
+  lock.emplace(std::move(*taken));
+  return {};
+}
+
+// A generated scene is written in full: one that cannot fit stops the run before anything
+// is generated, instead of filling the disk and failing half-written.
+Status check_space_for_generated(const JobSpec& job, const std::vector<const SceneSpec*>& scenes,
+                                 const Manifest& manifest) {
+  struct statvfs disk {};
+  if (::statvfs(job.output.c_str(), &disk) != 0) return {};  // cannot tell: writing will say
+  const auto free_bytes = static_cast<std::int64_t>(
+      std::min<unsigned long long>(static_cast<unsigned long long>(disk.f_bavail) * disk.f_frsize, INT64_MAX));
+  std::int64_t needed = 0;
+  for (const auto* s : scenes) {
+    const ManifestEntry* made = manifest.find(s->name, "generate");
+    if (!s->generate || (made != nullptr && made->status == "done")) continue;
+    if (__builtin_add_overflow(needed, generated_disk_bytes(*s->generate), &needed)) needed = INT64_MAX;
+    if (needed > free_bytes)
+      return io_error((fs::path(job.output) / "generated").string(),
+                      fmt::format("no space left for [[generate]] '{}': needs {} bytes, {} free", s->name, needed,
+                                  free_bytes));
+  }
+  return {};
+}
+
 // Rank 0 keeps the progress display alive while others finish.
 void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
   MPI_Request request;
@@ -299,15 +347,15 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (!step.available && step.wanted(*job, scenes->front()))
       return Error{ErrorKind::usage, job->file, step.name,
                    "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
-  std::error_code ec;
-  if (comm.is_root()) fs::create_directories(journal_dir(job->output), ec);
-  if (comm.any(static_cast<bool>(ec))) return io_error(job->output, "cannot create the output folder");
+  std::optional<RunLock> lock;  // rank 0's, held until the run has finished
+  HB_TRY(mpi::agree(comm.is_root() ? own_output_folder(*job, o, lock) : Status{}, comm));
   const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
   log_to_file(job->output, run_id, comm.rank());
   auto manifest = Manifest::load(job->output);
   if (!manifest) return manifest.error();
 
   const Assignment a = assign(*scenes, o, comm, job->large_scene_bytes);
+  HB_TRY(mpi::agree(comm.is_root() ? check_space_for_generated(*job, a.shard, *manifest) : Status{}, comm));
   spdlog::info("job {}: {} scenes in shard {}/{}, {} shared by all {} ranks, {} on rank {}", job->name, a.shard.size(),
                o.shard, o.shards, a.shared.size(), comm.size(), a.mine.size(), comm.rank());
   Journal journal(job->output, run_id, comm.rank());
@@ -357,6 +405,10 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     else finished = failed.error();
   }
   MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
+  // What the ranks logged counts even if the manifest lost it: a failure never exits 0.
+  int logged = run.failed_among(a.mine) + (comm.is_root() ? run.failed_among(a.shared) : 0) + run.unrecorded();
+  MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
+  outcome.failed_scenes = std::max(outcome.failed_scenes, logged);
   drop_file_log();
   if (comm.any(!finished.ok()))
     return finished.ok() ? io_error(job->output, "rank 0 could not finish the run") : finished.error();

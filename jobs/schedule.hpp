@@ -26,8 +26,9 @@ class Fingerprint {
  public:
   Fingerprint& add(const std::string& text);
   Fingerprint& add(std::int64_t value);
-  // A file by its path, size and modification time (not its content: hashing an
-  // archive scene would read it twice). Absent files hash as absent.
+  // A file by its content (absent files hash as absent): not its path, size or dates,
+  // so a copy or a touch redoes nothing and the same inputs give the same checksums on
+  // any run. A process reads a file once while its inode, size and times stay the same.
   Fingerprint& add_file(const std::string& path);
   std::string hex() const;
 

@@ -4,7 +4,8 @@
 
 namespace hb::jobs {
 
-std::string line_of(const toml::source_region& where) { return fmt::format("line {}", where.begin.line); }
+std::string line_of(std::int64_t line) { return fmt::format("line {}", line); }
+std::string line_of(const toml::source_region& where) { return line_of(static_cast<std::int64_t>(where.begin.line)); }
 
 TomlReader::TomlReader(const toml::table& table, std::string file, std::string prefix)
     : table_(table), file_(std::move(file)), prefix_(std::move(prefix)) {}
@@ -68,7 +69,7 @@ Status TomlReader::boolean(const char* key, bool& out) {
   return {};
 }
 
-Status TomlReader::strings(const char* key, std::vector<std::string>& out) {
+Status TomlReader::strings(const char* key, std::vector<std::string>& out, std::vector<std::int64_t>* lines) {
   const toml::node* n = node(key);
   if (n == nullptr) return {};
   const toml::array* list = n->as_array();
@@ -76,6 +77,7 @@ Status TomlReader::strings(const char* key, std::vector<std::string>& out) {
   for (const auto& item : *list) {
     if (!item.is_string()) return error_at(item, key, "every entry must be a string");
     out.push_back(**item.as_string());
+    if (lines != nullptr) lines->push_back(static_cast<std::int64_t>(item.source().begin.line));
   }
   return {};
 }

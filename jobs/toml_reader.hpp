@@ -23,7 +23,8 @@ class TomlReader {
   Status integer(const char* key, std::int64_t& out, std::int64_t min, std::int64_t max);
   Status number(const char* key, double& out, double min, double max);
   Status boolean(const char* key, bool& out);
-  Status strings(const char* key, std::vector<std::string>& out);
+  // `lines`, when given, receives each entry's line (for errors found after parsing).
+  Status strings(const char* key, std::vector<std::string>& out, std::vector<std::int64_t>* lines = nullptr);
   // A value that must be one of `allowed`.
   Status choice(const char* key, std::string& out, const std::vector<std::string>& allowed);
   bool has(const char* key) const { return table_.contains(key); }
@@ -45,5 +46,6 @@ class TomlReader {
 };
 
 std::string line_of(const toml::source_region& where);
+std::string line_of(std::int64_t line);
 
 }  // namespace hb::jobs

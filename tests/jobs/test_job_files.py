@@ -8,7 +8,7 @@ import subprocess
 import h5py
 import numpy as np
 
-from jobtest import EXIT_SCENES_FAILED, Checks, manifest, parse_args, png_pixels, png_size, run_job, workdir, write
+from jobtest import EXIT_SCENES_FAILED, Checks, manifest, metrics, parse_args, png_pixels, png_size, run_job, workdir, write
 
 SCENE = """
 [[generate]]
@@ -100,6 +100,11 @@ def check_corrupt_scene(cli, tmp, checks):
     checks.true("1 of 2 scenes failed" in proc.stderr, f"stderr says how many failed: {proc.stderr[-300:]}")
 
 
+def step_counts(out, what):
+    """{step: count} of the last run's steps that were done, skipped or failed (metrics.json)."""
+    return {step: s[what] for step, s in metrics(out)["stages"].items()}
+
+
 def check_skip_and_redo(cli, tmp, checks):
     text = ('[job]\nname = "r"\noutput = "out-r"\n' + SCENE.format(name="s1", seed=3) + SCENE.format(name="s2", seed=4) +
             '[ingest]\n[mnf]\ncomponents = 3\n[knn]\nk = {k}\ntrain_fraction = 0.1\nfeatures = "mnf"\n[quicklooks]\n[report]\n')
@@ -108,17 +113,21 @@ def check_skip_and_redo(cli, tmp, checks):
     run_job(cli, job)
     first = manifest(out)
     run_job(cli, job)
-    second = manifest(out)
-    checks.equal({k: e["finished_ns"] for k, e in second.items()}, {k: e["finished_ns"] for k, e in first.items()},
-                 "a rerun of a finished job redoes nothing")
+    checks.equal(manifest(out), first, "a rerun of a finished job leaves the manifest as it was")
+    checks.equal(set(step_counts(out, "done").values()), {0}, "a rerun of a finished job redoes nothing")
     write(job, text.format(k=5))
     run_job(cli, job)
     third = manifest(out)
+    done, skipped = step_counts(out, "done"), step_counts(out, "skipped")
+    for step in ("generate", "ingest", "mnf"):
+        checks.equal((done[step], skipped[step]), (0, 2), f"{step} kept on both scenes")
+        for scene in ("s1", "s2"):
+            checks.equal(third[(scene, step)]["checksum"], first[(scene, step)]["checksum"], f"{scene} {step} unchanged")
+    for step in ("knn", "quicklooks"):
+        checks.equal((done[step], skipped[step]), (2, 0), f"{step} redone on both scenes")
+        for scene in ("s1", "s2"):
+            checks.true(third[(scene, step)]["checksum"] != first[(scene, step)]["checksum"], f"{scene} {step} new checksum")
     for scene in ("s1", "s2"):
-        for step in ("generate", "ingest", "mnf"):
-            checks.equal(third[(scene, step)]["finished_ns"], first[(scene, step)]["finished_ns"], f"{scene} {step} kept")
-        for step in ("knn", "quicklooks"):
-            checks.true(third[(scene, step)]["finished_ns"] > first[(scene, step)]["finished_ns"], f"{scene} {step} redone")
         checks.equal(third[(scene, "knn")]["summary"]["k"], 5, "knn redone with the new k")
 
 

@@ -54,6 +54,8 @@ def main():
         out = os.path.join(tmp, "out")
         run_job(args.cli, job)
         reference = data_files(out)
+        with open(os.path.join(out, "manifest.json"), "rb") as f:
+            reference_manifest = f.read()
         shutil.move(out, os.path.join(tmp, "reference"))  # same path for the next run: paths inside files match
 
         # Steps per scene: generate, ingest, mnf, knn, quicklooks. Kill after scene 1 and
@@ -81,6 +83,8 @@ def main():
         for name in sorted(reference):
             checks.true(resumed[name] == reference[name], f"{name} is byte-identical to the uninterrupted run")
         checks.true(all(e["status"] == "done" for e in manifest(out).values()), "every manifest entry done")
+        with open(os.path.join(out, "manifest.json"), "rb") as f:
+            checks.true(f.read() == reference_manifest, "manifest.json is byte-identical to the uninterrupted run's")
         checks.equal(os.listdir(os.path.join(out, "manifest.d")), [], "journals merged into manifest.json")
     checks.done("kill and resume")
 
