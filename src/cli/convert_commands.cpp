@@ -9,6 +9,7 @@
 #include "io/cube.hpp"
 #include "io/file_identity.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/cli/convert.hpp"
 #include "src/cli/progress.hpp"
 
@@ -73,7 +74,7 @@ Registered register_convert(CLI::App& root, const char* name, const char* help, 
   app->add_option("-o,--output", options->output, "Output file")->required();
   if (output_format == io::CubeFormat::envi)
     app->add_option("--interleave", options->interleave, "Output interleave (default: the original)")
-        ->check(CLI::IsMember({"bip", "bil", "bsq"}));
+        ->check(accepts::one_of({"bip", "bil", "bsq"}));
   return {app, [options, output_format]() { return convert(*options, output_format); }};
 }
 
