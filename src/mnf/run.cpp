@@ -93,6 +93,8 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
 Result<std::int64_t> select_into_record(Prepared& p, const Backend& backend, const Selection& selection) {
   p.record.backend = std::string(backend.name());
   auto m = select_components(p.basis, selection);
+  if (!m && m.error().kind == ErrorKind::bad_input)  // a data problem: name the scene it comes from
+    return Error{m.error().kind, p.record.source_file, m.error().field, m.error().message};
   if (!m) return m.error();
   p.record.eigenvalues = p.basis.eigenvalues;
   p.record.transform = linalg::first_columns(p.basis.forward, *m);
