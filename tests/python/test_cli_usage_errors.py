@@ -128,7 +128,7 @@ def run_one(cli, d, index, args):
     return code
 
 
-def check_property(cli, d, runs=300, seed=20240611):
+def check_property(cli, d, runs=250, seed=20240611):
     rng = random.Random(seed)
     cases = [random_arguments(rng, d) for _ in range(runs)]
     with ThreadPoolExecutor(max_workers=8) as pool:
