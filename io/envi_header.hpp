@@ -40,4 +40,8 @@ struct EnviPaths {
 };
 Result<EnviPaths> resolve_envi_paths(const std::string& path);
 
+// The files the ENVI writer makes for an output name: NAME.hdr -> (NAME.hdr, NAME.img);
+// NAME.EXT -> (NAME.hdr, NAME.EXT); NAME -> (NAME.hdr, NAME).
+EnviPaths envi_output_paths(const std::string& path);
+
 }  // namespace hb::io

@@ -16,6 +16,13 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Error not_a_regular_file(const std::string& path) { return io_error(path, "not a regular file (a directory)"); }
+
 bool ends_with_hdr(const std::string& path) {
   if (path.size() < 4) return false;
   std::string ext = path.substr(path.size() - 4);
@@ -35,6 +42,7 @@ std::string joined(const std::vector<std::string>& names) {
 Result<EnviPaths> resolve_envi_paths(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return io_error(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return not_a_regular_file(path);
   if (ends_with_hdr(path)) {
     const std::string stem = path.substr(0, path.size() - 4);
     static constexpr std::array<const char*, 15> kDataSuffixes{
@@ -45,6 +53,10 @@ Result<EnviPaths> resolve_envi_paths(const std::string& path) {
       tried.push_back(stem + suffix);
       if (is_file(tried.back())) return EnviPaths{path, tried.back()};
     }
+    // A directory named like a data file is what the user meant, but unreadable as one;
+    // the bare stem is skipped since a folder beside NAME.hdr is common and harmless.
+    for (std::size_t i = 1; i < tried.size(); ++i)
+      if (is_directory(tried[i])) return not_a_regular_file(tried[i]);
     return io_error(path, "no data file beside this header (looked for " + joined(tried) + ")");
   }
   // NAME.EXT.hdr first (it cannot be ambiguous), then NAME.hdr.

@@ -23,15 +23,6 @@ bool has_hdr_extension(const std::string& path) {
   return ext == ".hdr";
 }
 
-// NAME.hdr -> (NAME.hdr, NAME.img); NAME.EXT -> (NAME.hdr, NAME.EXT); NAME -> (NAME.hdr, NAME).
-EnviPaths output_paths(const std::string& path) {
-  if (has_hdr_extension(path)) return {path, path.substr(0, path.size() - 4) + ".img"};
-  const auto slash = path.find_last_of('/');
-  const auto dot = path.find_last_of('.');
-  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
-  return {(has_ext ? path.substr(0, dot) : path) + ".hdr", path};
-}
-
 class EnviWriter final : public CubeWriter {
  public:
   // `header_file` and `data_file` are held by rank 0 (or the only rank) alone.
@@ -165,11 +156,20 @@ class EnviWriter final : public CubeWriter {
 
 }  // namespace
 
+EnviPaths envi_output_paths(const std::string& path) {
+  if (has_hdr_extension(path)) return {path, path.substr(0, path.size() - 4) + ".img"};
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return {(has_ext ? path.substr(0, dot) : path) + ".hdr", path};
+}
+
+
 Result<std::unique_ptr<CubeWriter>> create_envi_cube(const std::string& path, const CubeInfo& info,
                                                      Interleave interleave, ByteOrder byte_order,
                                                      const mpi::Comm* comm) {
   const mpi::Comm* parallel = comm != nullptr && comm->is_parallel() ? comm : nullptr;
-  const EnviPaths paths = output_paths(path);
+  const EnviPaths paths = envi_output_paths(path);
   EnviHeader header{info, 0, interleave, byte_order};
   header.info.meta.envi_interleave = interleave;
   header.info.meta.envi_byte_order = byte_order;

@@ -7,7 +7,9 @@
 #include <map>
 
 #include "io/cube.hpp"
+#include "io/file_identity.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/cli/convert.hpp"
 #include "src/cli/progress.hpp"
 
@@ -30,7 +32,9 @@ Status copy_scene(const io::Cube& in, io::CubeWriter& out, bool show_progress) {
     HB_TRY(out.write_rows(rows, chunk));
     progress.update(rows.end, info.shape.lines);
   }
-  return out.commit();
+  HB_TRY(out.commit());
+  progress.finish();
+  return {};
 }
 
 }  // namespace
@@ -40,6 +44,10 @@ Status convert(const ConvertOptions& options, io::CubeFormat expected_output) {
     return Error{ErrorKind::usage, options.output, "-o",
                  expected_output == io::CubeFormat::hdf5 ? "ingest writes HDF5: name the output NAME.h5"
                                                          : "export writes ENVI: name the output NAME.hdr"};
+  io::FilePlan plan;
+  plan.read_cube("scene", options.input);
+  plan.write_cube("-o", options.output);
+  HB_TRY(plan.check());
   auto cube = io::open_cube(options.input);
   if (!cube) return cube.error();
   io::CubeInfo info = (*cube)->info();
@@ -66,7 +74,7 @@ Registered register_convert(CLI::App& root, const char* name, const char* help, 
   app->add_option("-o,--output", options->output, "Output file")->required();
   if (output_format == io::CubeFormat::envi)
     app->add_option("--interleave", options->interleave, "Output interleave (default: the original)")
-        ->check(CLI::IsMember({"bip", "bil", "bsq"}));
+        ->check(accepts::one_of({"bip", "bil", "bsq"}));
   return {app, [options, output_format]() { return convert(*options, output_format); }};
 }
 

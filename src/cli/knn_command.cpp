@@ -6,6 +6,7 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/cli/progress.hpp"
 #include "src/knn/run.hpp"
 
@@ -74,34 +75,34 @@ Registered register_knn(CLI::App& root) {
   app->add_option("scene", job.scene, "Scene to classify (ENVI or HDF5 cube)")->required();
   auto* truth = app->add_option("--truth", job.truth, "Class raster aligned with the scene (0 = unlabelled)");
   auto* train = app->add_option("--train", job.train_file, "HDF5 training file (/train/features, /train/labels)");
-  truth->check(CLI::ExistingFile);
-  train->check(CLI::ExistingFile);
-  app->add_option("-k", job.classify.k, "Neighbours that vote")->required()->check(CLI::Range(1, 1 << 20));
+  truth->check(accepts::existing_file());
+  train->check(accepts::existing_file());
+  app->add_option("-k", job.classify.k, "Neighbours that vote")->required()->check(accepts::positive_integer(1 << 20));
   app->add_option("-o,--output", job.output, "Class map to write (ENVI header or .h5)")->required();
   auto* fraction = app->add_option("--train-fraction", o->fraction, "Fraction of each class used for training")
-                       ->check(CLI::Range(0.0, 1.0));
+                       ->check(accepts::number_in(0.0, 1.0));
   auto* per_class = app->add_option("--train-per-class", o->per_class, "Training pixels per class")
-                        ->check(CLI::PositiveNumber);
+                        ->check(accepts::positive_integer());
   fraction->excludes(per_class);
   fraction->excludes(train);
   per_class->excludes(train);
-  app->add_option("--seed", job.split.seed, "Seed of the stratified draw");
-  app->add_option("--metric", o->metric, "Distance")->check(CLI::IsMember({"euclidean", "cosine"}));
-  app->add_option("--select", o->select, "k-selection method")->check(CLI::IsMember({"auto", "kmin", "bitonic", "fast"}));
-  app->add_option("--weights", o->weights, "Vote weights")->check(CLI::IsMember({"uniform", "distance"}));
+  app->add_option("--seed", job.split.seed, "Seed of the stratified draw")->check(accepts::unsigned_integer());
+  app->add_option("--metric", o->metric, "Distance")->check(accepts::one_of({"euclidean", "cosine"}));
+  app->add_option("--select", o->select, "k-selection method")->check(accepts::one_of({"auto", "kmin", "bitonic", "fast"}));
+  app->add_option("--weights", o->weights, "Vote weights")->check(accepts::one_of({"uniform", "distance"}));
   app->add_option("--features", o->features, "Features: bands (bad bands dropped) or mnf:N");
   app->add_option("--apply", job.mnf_stats, "With mnf:N: apply the MNF basis of this statistics file")
-      ->check(CLI::ExistingFile);
+      ->check(accepts::existing_file());
   app->add_option("--tile-rows", job.classify.tile_rows, "Scene rows per tile (0 = from a memory budget)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(accepts::non_negative_integer());
   app->add_option("--shard-mode", o->shard_mode, "Several ranks: training shards go round a ring or are allgathered")
-      ->check(CLI::IsMember({"auto", "ring", "allgather"}));
+      ->check(accepts::one_of({"auto", "ring", "allgather"}));
   app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--backend", o->backend, "Where the search runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+      ->check(accepts::positive_integer());
+  app->add_option("--backend", o->backend, "Where the search runs")->check(accepts::one_of({"auto", "cpu", "cuda"}));
   app->add_option("--dedup", o->dedup,
                   "Search each distinct spectrum once (auto: while a tile's duplicate share is >= 1 %)")
-      ->check(CLI::IsMember({"auto", "on", "off"}));
+      ->check(accepts::one_of({"auto", "on", "off"}));
   app->add_flag("--neighbors", job.classify.neighbors, "Also write each pixel's neighbour indices and distances");
   app->add_option("--report", job.report, "Accuracy report base name (writes .json and .md)");
   app->add_option("--export-split", job.export_split, "Write the training/evaluation pixel split as JSON");

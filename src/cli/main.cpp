@@ -15,6 +15,74 @@
 #include "src/cli/log.hpp"
 #include "src/cli/signals.hpp"
 
+namespace {
+
+std::string command_list(const CLI::App& app) {
+  std::string names;
+  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  return names;
+}
+
+// The first argument that is not a global flag: the command the user meant.
+std::string first_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-' || argv[i][1] == '\0') return argv[i];
+  return {};
+}
+
+bool is_command(const CLI::App& app, const std::string& word) {
+  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (command->check_name(word)) return true;
+  return false;
+}
+
+const CLI::App* chosen_command(const CLI::App& app) {
+  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (command->parsed()) return command;
+  return nullptr;
+}
+
+// CLI11's parse errors as one line that names the option and what it accepts.
+std::string usage_message(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
+  std::string message = e.what();
+  const CLI::App* command = chosen_command(app);
+  if (command == nullptr) {
+    const std::string word = first_word(argc, argv);
+    if (word.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr)
+      return "no command given (commands: " + command_list(app) + ")";
+    if (!word.empty() && !is_command(app, word))
+      return "unknown command '" + word + "' (commands: " + command_list(app) + ")";
+  }
+  const std::string where = command != nullptr ? command->get_name() : std::string("hyperbatch");
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    const auto colon = message.find(": ");
+    const std::string extras = colon == std::string::npos ? message : message.substr(colon + 2);
+    message = where + ": unexpected argument " + extras + " (see hyperbatch " +
+              (command != nullptr ? where + " " : "") + "--help)";
+  } else if (command != nullptr) {
+    message = where + ": " + message;
+  }
+  for (char& c : message)
+    if (c == '\n') c = ' ';
+  return message;
+}
+
+bool is_help_or_version(const CLI::ParseError& e) {
+  return dynamic_cast<const CLI::CallForHelp*>(&e) != nullptr ||
+         dynamic_cast<const CLI::CallForAllHelp*>(&e) != nullptr ||
+         dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr;
+}
+
+// Several ranks parse the same command line: only rank 0 speaks.
+int report_parse_error(const CLI::ParseError& e, CLI::App& app, int argc, char** argv, bool speaks) {
+  if (is_help_or_version(e)) return speaks ? app.exit(e) : hb::cli::kExitSuccess;
+  if (speaks) fmt::print(stderr, "hyperbatch: error: {}\n", usage_message(e, app, argc, argv));
+  return hb::cli::kExitUsage;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
@@ -40,7 +108,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return world.is_root() || e.get_exit_code() != 0 ? app.exit(e) : 0;
+    return report_parse_error(e, app, argc, argv, world.is_root());
   }
 
   using hb::cli::Verbosity;
@@ -71,7 +139,9 @@ int main(int argc, char** argv) {
       return code;
     }
     if (status.ok()) return hb::cli::kExitSuccess;
-    if (world.is_parallel())
+    const bool usage = status.error().kind == hb::ErrorKind::usage;  // the same on every rank
+    if (usage && !world.is_root()) return status.error().exit_code();
+    if (world.is_parallel() && !usage)
       fmt::print(stderr, "hyperbatch: error on rank {} ({}): {}\n", world.rank(), hb::mpi::host_name(),
                  status.error().line());
     else

@@ -4,6 +4,7 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/mnf/run.hpp"
 
 namespace hb::cli {
@@ -57,15 +58,16 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
                   "Components: NAME.h5 (statistics in the same file) or NAME.hdr (statistics in NAME.stats.h5)")
       ->required();
   auto* count = app->add_option("--components", o->components, "Keep the first N components")
-                    ->check(CLI::PositiveNumber);
+                    ->check(accepts::positive_integer());
   auto* variance = app->add_option("--variance", o->variance, "Keep components up to this fraction of the eigenvalue sum")
-                       ->check(CLI::Range(0.0, 1.0));
+                       ->check(accepts::number_in(0.0, 1.0));
   count->excludes(variance);
   o->components_option = count;
   o->variance_option = variance;
   if (is_mnf) {
-    app->add_option("--noise", o->noise, "Noise estimator")->check(CLI::IsMember({"diff", "mean3x3", "median3x3"}));
-    auto* snr = app->add_option("--snr", o->snr, "Keep components with SNR >= X (eigenvalue >= X + 1)");
+    app->add_option("--noise", o->noise, "Noise estimator")->check(accepts::one_of({"diff", "mean3x3", "median3x3"}));
+    auto* snr = app->add_option("--snr", o->snr, "Keep components with SNR >= X (eigenvalue >= X + 1)")
+                    ->check(accepts::any_number());
     snr->excludes(count)->excludes(variance);
     o->snr_option = snr;
     app->add_option("--subset", o->subset, "Noise statistics from rows r0:r1 and columns c0:c1 only");
@@ -74,8 +76,8 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   app->add_flag("--stats-only", o->run.stats_only, "Only compute the statistics and write them to -o (HDF5)");
   app->add_option("--apply", o->run.apply_stats, "Use the statistics in this file instead of the scene's own");
   app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--backend", o->backend, "Where tiles are processed")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+      ->check(accepts::positive_integer());
+  app->add_option("--backend", o->backend, "Where tiles are processed")->check(accepts::one_of({"auto", "cpu", "cuda"}));
   return {app, [o]() { return execute(*o); }};
 }
 

@@ -21,7 +21,10 @@ ProgressReporter::ProgressReporter(std::string what, std::string unit, bool enab
     : what_(std::move(what)), unit_(std::move(unit)), enabled_(enabled && spdlog::should_log(spdlog::level::info)),
       terminal_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
-ProgressReporter::~ProgressReporter() { finish(); }
+// A run that fails says so in its one error line: no summary line of the rows done.
+ProgressReporter::~ProgressReporter() {
+  if (!finished_ && enabled_ && terminal_ && total_ > 0) std::fprintf(stderr, "\n");
+}
 
 void ProgressReporter::update(std::int64_t done, std::int64_t total) {
   done_ = done;

@@ -9,6 +9,7 @@
 #include "jobs/submit.hpp"
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/knn/report.hpp"
 
 namespace hb::cli {
@@ -102,16 +103,16 @@ Registered register_submit(CLI::App& root) {
   auto o = std::make_shared<Options>();
   o->submit.hyperbatch = own_binary();
   auto* app = root.add_subcommand("submit", "Write the sbatch script for a job next to its outputs and submit it");
-  app->add_option("job", o->submit.job_file, "Job file (TOML)")->required()->check(CLI::ExistingFile);
-  app->add_option("--nodes", o->submit.nodes, "Nodes")->check(CLI::PositiveNumber);
+  app->add_option("job", o->submit.job_file, "Job file (TOML)")->required()->check(accepts::existing_file());
+  app->add_option("--nodes", o->submit.nodes, "Nodes")->check(accepts::positive_integer(accepts::kIntMax));
   app->add_option("--gpus-per-node", o->submit.gpus_per_node, "GPUs per node, one rank each (0: CPU ranks)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(accepts::non_negative_integer(accepts::kIntMax));
   app->add_option("--tasks-per-node", o->submit.tasks_per_node, "Ranks per node (default: one per GPU, 1 without GPUs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(accepts::non_negative_integer(accepts::kIntMax));
   app->add_option("--time", o->submit.time, "Time limit (sbatch --time)");
   app->add_option("--partition", o->submit.partition, "Partition");
   app->add_option("--array", o->submit.shards, "Split the collection over a job array of N allocations")
-      ->check(CLI::PositiveNumber);
+      ->check(accepts::positive_integer(accepts::kIntMax));
   app->add_option("--hyperbatch", o->submit.hyperbatch, "The binary the script runs (default: this one)");
   app->add_flag("--dry-run", o->dry_run, "Print the script instead of submitting it");
   return {app, [o]() { return submit(o->submit, o->dry_run); }};

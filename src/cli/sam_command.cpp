@@ -4,6 +4,7 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/validators.hpp"
 #include "src/cli/progress.hpp"
 #include "src/sam/run.hpp"
 
@@ -37,31 +38,31 @@ Registered register_sam(CLI::App& root) {
   auto* library = app->add_option("--library", job.library, "ENVI spectral library (.sli/.hdr) or HDF5 file with /library");
   auto* truth = app->add_option("--truth", job.truth, "Class raster over the scene: its class means are the references");
   auto* train = app->add_option("--train", job.train_file, "KNN training file (HDF5): its class means are the references");
-  library->check(CLI::ExistingFile);
-  truth->check(CLI::ExistingFile);
-  train->check(CLI::ExistingFile);
+  library->check(accepts::existing_file());
+  truth->check(accepts::existing_file());
+  train->check(accepts::existing_file());
   library->excludes(truth)->excludes(train);
   truth->excludes(train);
   app->add_option("-o,--output", job.output, "Class map to write (ENVI header or .h5)")->required();
   app->add_option("--method", o->method, "sam: spectral angle; scm: spectral correlation")
-      ->check(CLI::IsMember({"sam", "scm"}));
+      ->check(accepts::one_of({"sam", "scm"}));
   auto* angle = app->add_option("--max-angle", job.max_angle, "SAM: leave pixels whose best angle exceeds this (radians) unclassified")
-                    ->check(CLI::Range(0.0, 3.1415926535897932));
+                    ->check(accepts::number_in(0.0, 3.1415926535897932));
   auto* corr = app->add_option("--min-correlation", job.min_correlation,
                                "SCM: leave pixels whose best correlation is below this unclassified")
-                   ->check(CLI::Range(-1.0, 1.0));
+                   ->check(accepts::number_in(-1.0, 1.0));
   angle->excludes(corr);
   app->add_option("--rules", job.rules, "Write every per-class score (angles or correlations) to this cube");
   app->add_option("--save-library", job.save_library, "Write the library as compared (resampled) to this HDF5 file");
   app->add_option("--resample", o->resample, "Library to scene bands: auto, linear or gaussian")
-      ->check(CLI::IsMember({"auto", "linear", "gaussian"}));
-  app->add_option("--backend", o->backend, "Where scoring runs")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+      ->check(accepts::one_of({"auto", "linear", "gaussian"}));
+  app->add_option("--backend", o->backend, "Where scoring runs")->check(accepts::one_of({"auto", "cpu", "cuda"}));
   app->add_option("--formulation", o->formulation, "CUDA: direct kernel, DGEMM, or auto by library size")
-      ->check(CLI::IsMember({"auto", "direct", "gemm"}));
+      ->check(accepts::one_of({"auto", "direct", "gemm"}));
   app->add_option("--dedup", o->dedup, "Score each distinct spectrum of a tile once: auto (while it pays), on, off")
-      ->check(CLI::IsMember({"auto", "on", "off"}));
+      ->check(accepts::one_of({"auto", "on", "off"}));
   app->add_option("--tile-rows", job.tile_rows, "Scene rows per tile (0 = from a memory budget)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(accepts::non_negative_integer());
   return {app, [o]() -> Status {
             o->job.method = *sam::method_from_name(o->method);
             o->job.backend = *backend_kind_from_name(o->backend);

@@ -11,19 +11,29 @@ std::vector<std::string> numbered(const std::string& what, int k) {
   return names;
 }
 
+// The auxiliary products' names, and the option that asks for each (for plan_knn_outputs).
+struct AuxiliaryName {
+  const char* hdf5_name;
+  const char* envi_suffix;
+  const char* option;
+};
+constexpr AuxiliaryName kConfidence{"confidence", "_confidence", "-o"};
+constexpr AuxiliaryName kNeighborIndex{"neighbors/index", "_neighbors_index", "--neighbors"};
+constexpr AuxiliaryName kNeighborDistance{"neighbors/distance", "_neighbors_distance", "--neighbors"};
+
 // The products, in the order they are written: class map, confidence, neighbours.
 std::vector<Product> products(const OutputRequest& r) {
   const auto info = [&](io::DataType type, std::int64_t bands) {
     return product_info(*r.scene, r.scene_path, r.description, type, bands);
   };
   std::vector<Product> list{{"", "", class_map_info(*r.scene, r.scene_path, r.description, r.classes)},
-                            {"confidence", "_confidence", info(io::DataType::f32, 1)}};
+                            {kConfidence.hdf5_name, kConfidence.envi_suffix, info(io::DataType::f32, 1)}};
   list[1].info.meta.band_names = {"confidence"};
   if (r.neighbors) {
-    list.push_back({"neighbors/index", "_neighbors_index", info(io::DataType::i64, r.k)});
+    list.push_back({kNeighborIndex.hdf5_name, kNeighborIndex.envi_suffix, info(io::DataType::i64, r.k)});
     list.back().info.meta.band_names = numbered("neighbor", r.k);
     list.back().info.meta.data_ignore_value = -1.0;
-    list.push_back({"neighbors/distance", "_neighbors_distance", info(io::DataType::f32, r.k)});
+    list.push_back({kNeighborDistance.hdf5_name, kNeighborDistance.envi_suffix, info(io::DataType::f32, r.k)});
     list.back().info.meta.band_names = numbered("distance", r.k);
   }
   return list;
@@ -54,6 +64,14 @@ class Outputs final : public KnnOutputs {
 };
 
 }  // namespace
+
+void plan_knn_outputs(io::FilePlan& plan, const std::string& path, bool neighbors) {
+  plan.write_cube("-o", path);
+  if (io::format_from_path(path) == io::CubeFormat::hdf5) return;  // every product inside OUT.h5
+  std::vector<AuxiliaryName> auxiliary{kConfidence};
+  if (neighbors) auxiliary.insert(auxiliary.end(), {kNeighborIndex, kNeighborDistance});
+  for (const auto& name : auxiliary) plan.write_cube(name.option, sibling_path(path, name.envi_suffix));
+}
 
 Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request) {
   auto files = create_product_files(request.path, products(request), "knn", request.comm);

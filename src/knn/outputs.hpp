@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "io/file_identity.hpp"
 #include "mpi/comm.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/products.hpp"
@@ -42,5 +43,8 @@ class KnnOutputs {
 };
 
 Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request);
+
+// Adds the final files create_knn_outputs writes for OUT to `plan`.
+void plan_knn_outputs(io::FilePlan& plan, const std::string& path, bool neighbors);
 
 }  // namespace hb::knn

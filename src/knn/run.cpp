@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "io/file_identity.hpp"
 #include "io/parallel_for.hpp"
 #include "src/knn/evaluation.hpp"
 #include "src/knn/mnf_features.hpp"
@@ -20,7 +21,27 @@
 namespace hb::knn {
 namespace {
 
+// Every file the job reads and writes, outputs named next to the code that names them.
+io::FilePlan file_plan(const KnnJob& job) {
+  io::FilePlan plan;
+  plan.read_cube("scene", job.scene);
+  plan.read_cube("--truth", job.truth);
+  plan.read_file("--train", job.train_file);
+  plan.read_file("--apply", job.mnf_stats);
+  plan_knn_outputs(plan, job.output, job.classify.neighbors);
+  if (!job.truth.empty() || !job.report.empty()) {  // reports are written when there is a matrix
+    const auto reports = job_report_paths(job);
+    const std::string option = job.report.empty() ? "-o" : "--report";
+    plan.write_file(option, reports.json);
+    plan.write_file(option, reports.markdown);
+  }
+  plan.write_file("--export-split", job.export_split);
+  plan.write_file("--save-training", job.save_training);
+  return plan;
+}
+
 Status check_job(const KnnJob& job) {
+  HB_TRY(file_plan(job).check());
   if (job.truth.empty() && job.train_file.empty())
     return Error{ErrorKind::usage, {}, "--truth", "give --truth RASTER (with a split) or --train FILE.h5"};
   if (!job.train_file.empty() && (job.split.fraction || job.split.per_class))
@@ -64,6 +85,11 @@ Result<TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s, const st
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims) {
   if (job.classify.tile_rows > 0) return job.classify.tile_rows;
   return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.memory_bytes);
+}
+
+ReportPaths job_report_paths(const KnnJob& job) {
+  const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";
+  return report_paths(job.report.empty() ? default_base : job.report);
 }
 
 RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
@@ -205,8 +231,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (tally.matrix().total() > 0) report.matrix = tally.matrix();
 
   if (report.matrix || !job.report.empty()) {
-    const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";
-    result.report_paths = report_paths(job.report.empty() ? default_base : job.report);
+    result.report_paths = job_report_paths(job);
     HB_TRY(write_reports(report, *result.report_paths));
   }
   if (!job.export_split.empty())

@@ -56,6 +56,9 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
 // Scene rows per tile: --tile-rows, or from the memory budget.
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims);
 
+// The accuracy reports' files: --report BASE, or OUT_report beside the class map.
+ReportPaths job_report_paths(const KnnJob& job);
+
 // The report's description of the job (outputs, statistics and matrix filled later).
 RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
                      std::int64_t training_rows);

@@ -225,8 +225,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
     if (auto all = summed(tally.matrix(), comm); all.total() > 0) report.matrix = std::move(all);
   Status written;
   if ((report.matrix || !job.report.empty()) && comm.is_root()) {
-    const auto default_base = std::filesystem::path(job.output).replace_extension().string() + "_report";
-    result.report_paths = report_paths(job.report.empty() ? default_base : job.report);
+    result.report_paths = job_report_paths(job);
     written = write_reports(report, *result.report_paths);
   }
   HB_TRY(mpi::agree(written, comm));

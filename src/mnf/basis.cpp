@@ -99,6 +99,12 @@ Result<std::int64_t> select_components(const Basis& basis, const Selection& sele
   if (available == 0) return Error{ErrorKind::bad_input, {}, {}, "the basis has no components"};
   if (selection.components) {
     const auto m = *selection.components;
+    const auto bands = static_cast<std::int64_t>(basis.bands.size());
+    if (m > available && m <= bands)  // the data, not the request, leave too few
+      return Error{ErrorKind::bad_input, {}, "--components",
+                   fmt::format("asked for {} components, but the data leave {} of its {} usable bands' directions "
+                               "({} dropped: an outlier or a constant band makes the noise covariance singular)",
+                               m, available, bands, basis.dropped_directions)};
     if (m < 1 || m > available)
       return Error{ErrorKind::usage, {}, "--components",
                    fmt::format("asked for {} components; between 1 and {} are available", m, available)};

@@ -1,5 +1,7 @@
 #include "src/mnf/pipeline.hpp"
 
+#include <fmt/core.h>
+
 #include <spdlog/spdlog.h>
 
 #include "io/tile_reader.hpp"
@@ -215,6 +217,12 @@ Result<Covariances> covariances(const SceneStatistics& stats, Method method) {
   if (!data) return data.error();
   out.data = std::move(*data);
   if (method == Method::mnf) {
+    if (stats.noise.count < 2 && stats.data.count >= 2)
+      return Error{ErrorKind::bad_input, {}, "noise",
+                   fmt::format("no noise residuals ({} of them from {} valid pixels): the '{}' noise estimate "
+                               "compares each pixel with its neighbours, which a scene of one line, or whose "
+                               "valid pixels have no valid neighbours, lacks; use pca or a taller scene",
+                               stats.noise.count, stats.data.count, noise_estimator_name(stats.estimator))};
     auto noise = covariance(stats.noise, noise_covariance_scale(stats.estimator));
     if (!noise) return noise.error();
     out.noise = std::move(*noise);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "io/cube.hpp"
+#include "io/file_identity.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
@@ -25,7 +26,24 @@ struct Prepared {
   std::optional<Decomposition> blocks;  // from the statistics pass; probed again with --apply
 };
 
+// Every file the run reads and writes; write_outputs and run_campaign name the outputs.
+io::FilePlan file_plan(const RunOptions& o) {
+  io::FilePlan plan;
+  plan.read_cube("scene", o.scene);
+  for (const auto& scene : o.more_scenes) plan.read_cube("scene", scene);
+  plan.read_file("--apply", o.apply_stats);
+  if (o.stats_only) {
+    plan.write_file("--stats-only", o.output);
+    return plan;
+  }
+  plan.write_cube("-o", o.output);
+  if (io::format_from_path(o.output) == io::CubeFormat::envi) plan.write_file("-o", sidecar_stats_path(o.output));
+  plan.write_cube("--denoise", o.denoise_output);
+  return plan;
+}
+
 Status check_options(const RunOptions& o) {
+  HB_TRY(file_plan(o).check());
   const Method method = o.pipeline.method;
   if (o.stats_only && io::format_from_path(o.output) != io::CubeFormat::hdf5)
     return Error{ErrorKind::usage, o.output, "-o", "--stats-only writes HDF5: name the output NAME.h5"};
@@ -75,6 +93,8 @@ Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOpt
 Result<std::int64_t> select_into_record(Prepared& p, const Backend& backend, const Selection& selection) {
   p.record.backend = std::string(backend.name());
   auto m = select_components(p.basis, selection);
+  if (!m && m.error().kind == ErrorKind::bad_input)  // a data problem: name the scene it comes from
+    return Error{m.error().kind, p.record.source_file, m.error().field, m.error().message};
   if (!m) return m.error();
   p.record.eigenvalues = p.basis.eigenvalues;
   p.record.transform = linalg::first_columns(p.basis.forward, *m);

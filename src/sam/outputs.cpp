@@ -3,6 +3,19 @@
 #include <fmt/core.h>
 
 namespace hb::sam {
+namespace {
+
+constexpr const char* kScoreDataset = "score";
+constexpr const char* kScoreSuffix = "_score";
+
+}  // namespace
+
+void plan_sam_outputs(io::FilePlan& plan, const std::string& output, const std::string& rules) {
+  plan.write_cube("-o", output);
+  if (io::format_from_path(output) == io::CubeFormat::envi)
+    plan.write_cube("-o", knn::sibling_path(output, kScoreSuffix));
+  plan.write_cube("--rules", rules);
+}
 
 Result<SamOutputs> SamOutputs::create(const std::string& output, const std::string& rules, const io::CubeInfo& scene,
                                       const std::string& scene_path, const ResampledLibrary& library, Method method,
@@ -20,7 +33,7 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
   const auto classes = knn::complete_class_table(given, static_cast<int>(library.count() + 1));
   std::vector<knn::Product> products{
       {"", "", knn::class_map_info(scene, scene_path, description, classes)},
-      {"score", "_score", knn::product_info(scene, scene_path, description, io::DataType::f32, 1)}};
+      {kScoreDataset, kScoreSuffix, knn::product_info(scene, scene_path, description, io::DataType::f32, 1)}};
   products[1].info.meta.band_names = {method == Method::sam ? "best angle" : "best correlation"};
   SamOutputs out;
   if (!rules.empty()) {

@@ -13,12 +13,16 @@
 #include <vector>
 
 #include "io/cube.hpp"
+#include "io/file_identity.hpp"
 #include "mpi/comm.hpp"
 #include "src/knn/products.hpp"
 #include "src/sam/resample.hpp"
 #include "src/sam/scorer.hpp"
 
 namespace hb::sam {
+
+// Adds the final files SamOutputs::create writes for OUT and --rules to `plan`.
+void plan_sam_outputs(io::FilePlan& plan, const std::string& output, const std::string& rules);
 
 class SamOutputs {
  public:

@@ -19,7 +19,20 @@
 namespace hb::sam {
 namespace {
 
+// Every file the job reads and writes, outputs named next to the code that names them.
+io::FilePlan file_plan(const SamJob& job) {
+  io::FilePlan plan;
+  plan.read_cube("scene", job.scene);
+  plan.read_cube("--library", job.library);
+  plan.read_cube("--truth", job.truth);
+  plan.read_file("--train", job.train_file);
+  plan_sam_outputs(plan, job.output, job.rules);
+  plan.write_file("--save-library", job.save_library);
+  return plan;
+}
+
 Status check_job(const SamJob& job) {
+  HB_TRY(file_plan(job).check());
   const int sources = !job.library.empty() + !job.truth.empty() + !job.train_file.empty();
   if (sources != 1)
     return Error{ErrorKind::usage, {}, "--library", "give exactly one of --library, --truth or --train"};

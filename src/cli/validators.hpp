@@ -1,0 +1,33 @@
+// Option checks whose failures read "--OPTION: must be ..., got X": each names what the
+// option accepts, and each rejects a value before CLI11 tries to convert it, so no
+// option fails with a conversion message instead.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace hb::cli::accepts {
+
+inline constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+inline constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+// Integers from `lo` to `hi`; `what` says it in words ("a positive integer").
+CLI::Validator integer_in(std::int64_t lo, std::int64_t hi, const std::string& what = "");
+inline CLI::Validator positive_integer(std::int64_t hi = kInt64Max) { return integer_in(1, hi, "a positive integer"); }
+inline CLI::Validator non_negative_integer(std::int64_t hi = kInt64Max) {
+  return integer_in(0, hi, "a non-negative integer");
+}
+CLI::Validator unsigned_integer();  // any value of a std::uint64_t (seeds)
+
+// Finite numbers from `lo` to `hi`.
+CLI::Validator number_in(double lo, double hi);
+CLI::Validator any_number();
+
+CLI::Validator one_of(std::vector<std::string> names);
+CLI::Validator existing_file();
+
+}  // namespace hb::cli::accepts
