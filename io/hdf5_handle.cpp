@@ -31,6 +31,12 @@ std::string operating_system_cause(const std::string& detail) {
 
 }  // namespace
 
+PropertyList untimed(hid_t property_class) {
+  PropertyList properties(H5Pcreate(property_class));
+  H5Pset_obj_track_times(properties.get(), false);
+  return properties;
+}
+
 void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 std::string hdf5_error_detail() {

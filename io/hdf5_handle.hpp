@@ -51,6 +51,10 @@ using Datatype = Handle<H5Tclose>;
 using Attribute = Handle<H5Aclose>;
 using PropertyList = Handle<H5Pclose>;
 
+// Creation properties (H5P_FILE_CREATE, H5P_GROUP_CREATE, H5P_DATASET_CREATE) without
+// modification times in object headers: the same inputs give the same bytes.
+PropertyList untimed(hid_t property_class);
+
 // Turns off HDF5's automatic printing of the error stack for this thread. Idempotent.
 void silence_hdf5_errors();
 

@@ -1,5 +1,7 @@
 #include "src/knn/hdf5_datasets.hpp"
 
+#include "io/hdf5_handle.hpp"
+
 #include <array>
 
 namespace hb::knn::hdf5_datasets {
@@ -40,7 +42,9 @@ Result<std::vector<std::string>> read_strings(hid_t file, const std::string& pat
 Status write_dataset(hid_t group, const std::string& path, const char* name, hid_t file_type, hid_t memory_type,
                      std::span<const hsize_t> dims, const void* data) {
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  Handle d(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, io::h5::untimed(H5P_DATASET_CREATE).get(),
+                      H5P_DEFAULT),
+           H5Dclose);
   if (!d.ok() || H5Dwrite(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     return io_error(path, std::string("cannot write dataset ") + name);
   return {};

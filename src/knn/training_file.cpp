@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "io/atomic_file.hpp"
+#include "io/hdf5_handle.hpp"
 #include "src/knn/hdf5_datasets.hpp"
 
 namespace hb::knn {
@@ -97,9 +98,11 @@ Status write_training_file(const std::string& path, const TrainingFileContents& 
   QuietHdf5 quiet;
   io::AtomicPath out(path);
   {
-    Handle file(H5Fcreate(out.temporary().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Handle file(H5Fcreate(out.temporary().c_str(), H5F_ACC_TRUNC, io::h5::untimed(H5P_FILE_CREATE).get(), H5P_DEFAULT),
+                H5Fclose);
     if (!file.ok()) return io_error(path, "cannot create the HDF5 training file");
-    Handle group(H5Gcreate2(file.get(), "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    Handle group(H5Gcreate2(file.get(), "train", H5P_DEFAULT, io::h5::untimed(H5P_GROUP_CREATE).get(), H5P_DEFAULT),
+                 H5Gclose);
     const hsize_t n = c.labels.size();
     const std::array<hsize_t, 2> feature_dims{n, static_cast<hsize_t>(c.dims)};
     const std::array<hsize_t, 1> row_dims{n};

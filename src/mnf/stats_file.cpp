@@ -29,13 +29,6 @@ class Handle {
   herr_t (*close_)(hid_t);
 };
 
-// Creation properties without modification times: reruns write identical bytes.
-Handle untimed(hid_t property_class) {
-  Handle properties(H5Pcreate(property_class), H5Pclose);
-  H5Pset_obj_track_times(properties.get(), false);
-  return properties;
-}
-
 class Writer {
  public:
   Writer(std::string path, hid_t group) : path_(std::move(path)), group_(group) {}
@@ -69,7 +62,7 @@ class Writer {
   Status dataset(const char* name, hid_t type, const void* data, hsize_t rows, hsize_t cols) {
     const hsize_t dims[2] = {rows, cols};
     Handle space(H5Screate_simple(cols == 0 ? 1 : 2, dims, nullptr), H5Sclose);
-    Handle set(H5Dcreate2(group_, name, type, space.get(), H5P_DEFAULT, untimed(H5P_DATASET_CREATE).get(), H5P_DEFAULT),
+    Handle set(H5Dcreate2(group_, name, type, space.get(), H5P_DEFAULT, io::h5::untimed(H5P_DATASET_CREATE).get(), H5P_DEFAULT),
                H5Dclose);
     if (!set.ok()) return failed(name);
     if (rows * std::max<hsize_t>(cols, 1) > 0 && H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
@@ -84,7 +77,7 @@ class Writer {
 
 Status write_group(const std::string& path, hid_t file, const StatsRecord& r) {
   const std::string group_name = "/" + std::string(method_name(r.method));
-  Handle group(H5Gcreate2(file, group_name.c_str(), H5P_DEFAULT, untimed(H5P_GROUP_CREATE).get(), H5P_DEFAULT),
+  Handle group(H5Gcreate2(file, group_name.c_str(), H5P_DEFAULT, io::h5::untimed(H5P_GROUP_CREATE).get(), H5P_DEFAULT),
                H5Gclose);
   if (!group.ok()) return io_error(path, "cannot create group " + group_name);
   Writer w(path, group.get());
@@ -222,7 +215,7 @@ Result<StatsRecord> read_group(const std::string& path, hid_t group, Method meth
 Status write_stats_file(const std::string& path, const StatsRecord& record) {
   io::AtomicPath target(path);
   {
-    Handle file(H5Fcreate(target.temporary().c_str(), H5F_ACC_TRUNC, untimed(H5P_FILE_CREATE).get(), H5P_DEFAULT),
+    Handle file(H5Fcreate(target.temporary().c_str(), H5F_ACC_TRUNC, io::h5::untimed(H5P_FILE_CREATE).get(), H5P_DEFAULT),
                 H5Fclose);
     if (!file.ok()) return io_error(path, "cannot create the statistics file");
     HB_TRY(write_group(path, file.get(), record));

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "io/atomic_file.hpp"
+#include "io/hdf5_handle.hpp"
 #include "src/knn/hdf5_datasets.hpp"
 #include "src/knn/run.hpp"
 #include "src/knn/scene_pass.hpp"
@@ -211,9 +212,11 @@ Status write_library(const std::string& path, const SpectralLibrary& library) {
   QuietHdf5 quiet;
   io::AtomicPath out(path);
   {
-    Handle file(H5Fcreate(out.temporary().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Handle file(H5Fcreate(out.temporary().c_str(), H5F_ACC_TRUNC, io::h5::untimed(H5P_FILE_CREATE).get(), H5P_DEFAULT),
+                H5Fclose);
     if (!file.ok()) return io_error(path, "cannot create the HDF5 library");
-    Handle group(H5Gcreate2(file.get(), "library", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    Handle group(H5Gcreate2(file.get(), "library", H5P_DEFAULT, io::h5::untimed(H5P_GROUP_CREATE).get(), H5P_DEFAULT),
+                 H5Gclose);
     const std::array<hsize_t, 2> dims{static_cast<hsize_t>(library.count()), static_cast<hsize_t>(library.channels)};
     HB_TRY(write_dataset(group.get(), path, "spectra", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, library.spectra.data()));
     HB_TRY(write_strings(group.get(), path, "names", library.names));
