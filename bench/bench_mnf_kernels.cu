@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   const long long held_pixels = (o.lines + 2) * o.samples, n = o.lines * o.samples;
 
   TileView tile;
-  tile.type = hb::io::DataType::i16;
+  tile.type = hb::DataType::i16;
   tile.samples = o.samples;
   tile.bands = o.bands;
   tile.lines = o.lines + 2;

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   cudaGetDeviceProperties(&prop, 0);
   auto probe = sam::make_sam_scorer(BackendKind::cuda, sam::Formulation::direct);
   fail(probe.ok() ? Status{} : Status{probe.error()}, "scorer");
-  io::Tile tile(io::DataType::i16, o.samples, o.bands, {0, o.lines}, {0, o.lines}, (*probe)->host_allocator());
+  io::Tile tile(DataType::i16, o.samples, o.bands, {0, o.lines}, {0, o.lines}, (*probe)->host_allocator());
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> dn(200, 6000);
   for (auto& v : tile.as<std::int16_t>()) v = static_cast<std::int16_t>(dn(rng));

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 
 namespace hb::io {

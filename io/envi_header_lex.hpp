@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::io::envi {
 

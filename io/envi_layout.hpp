@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "io/tile.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::io {
 

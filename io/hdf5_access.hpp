@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/metadata.hpp"
 #include "io/tile.hpp"

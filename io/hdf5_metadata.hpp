@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 
 namespace hb::io::h5 {

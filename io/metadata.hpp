@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 
 namespace hb::io {
 

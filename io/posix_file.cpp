@@ -1,6 +1,6 @@
 #include "io/posix_file.hpp"
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 #include <algorithm>
 #include <thread>

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::io {
 

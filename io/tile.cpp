@@ -5,11 +5,6 @@
 
 namespace hb::io {
 
-RowRange with_halo(RowRange core, std::int64_t halo_rows, std::int64_t lines) {
-  return {std::max<std::int64_t>(0, core.begin - halo_rows),
-          std::min<std::int64_t>(lines, core.end + halo_rows)};
-}
-
 Tile::Tile(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
            const HostAllocator& allocator) {
   reshape(type, samples, bands, held, core, allocator);

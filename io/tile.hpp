@@ -10,23 +10,9 @@
 #include <span>
 
 #include "io/metadata.hpp"
+#include "src/base/row_range.hpp"
 
 namespace hb::io {
-
-struct RowRange {
-  std::int64_t begin = 0;  // first row
-  std::int64_t end = 0;    // one past the last row
-  std::int64_t rows() const { return end - begin; }
-  bool empty() const { return end <= begin; }
-  bool operator==(const RowRange&) const = default;
-};
-
-// Rows [core.begin - halo, core.end + halo) clipped to [0, lines).
-RowRange with_halo(RowRange core, std::int64_t halo_rows, std::int64_t lines);
-
-// Host memory for tiles. A backend may supply its own (the CUDA backend gives pinned
-// memory, so tiles cross to the device without an extra copy); empty = plain heap.
-using HostAllocator = std::function<std::shared_ptr<std::byte[]>(std::size_t bytes)>;
 
 class Tile {
  public:

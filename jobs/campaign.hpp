@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "jobs/job_file.hpp"
 #include "mpi/comm.hpp"
 

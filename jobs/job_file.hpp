@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/synth/synth.hpp"
 
 namespace hb::jobs {

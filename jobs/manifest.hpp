@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::jobs {
 

@@ -21,10 +21,10 @@ Result<std::vector<std::vector<double>>> read_bands(const io::Cube& cube, std::i
   std::vector<std::vector<double>> out(static_cast<std::size_t>(bands), std::vector<double>(static_cast<std::size_t>(pixels)));
   std::vector<std::byte> raw;
   for (std::int64_t r0 = 0; r0 < info.shape.lines; r0 += kRowsPerRead) {
-    const io::RowRange rows{r0, std::min(info.shape.lines, r0 + kRowsPerRead)};
+    const RowRange rows{r0, std::min(info.shape.lines, r0 + kRowsPerRead)};
     raw.resize(static_cast<std::size_t>(rows.rows() * info.bytes_per_row()));
     HB_TRY(cube.read_rows(rows, raw));
-    io::visit_data_type(info.type, [&](auto zero) {
+    visit_data_type(info.type, [&](auto zero) {
       using T = decltype(zero);
       const T* values = reinterpret_cast<const T*>(raw.data());
       const std::int64_t first = r0 * info.shape.samples;

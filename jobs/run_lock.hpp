@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::jobs {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "mpi/comm.hpp"
 
 namespace hb::jobs {

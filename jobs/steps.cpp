@@ -10,7 +10,7 @@
 #include "io/cube.hpp"
 #include "jobs/quicklook.hpp"
 #include "jobs/schedule.hpp"
-#include "src/cli/convert.hpp"
+#include "io/convert.hpp"
 #include "src/knn/report.hpp"
 #include "src/knn/run.hpp"
 #include "src/mnf/run.hpp"
@@ -56,11 +56,10 @@ Result<StepOutcome> run_generate(const SceneContext& c) {
 }
 
 Result<StepOutcome> run_ingest(const SceneContext& c) {
-  cli::ConvertOptions convert;
+  io::ConvertOptions convert;
   convert.input = c.scene.path;
   convert.output = c.cube();
-  convert.show_progress = false;
-  HB_TRY(cli::convert(convert, io::CubeFormat::hdf5));
+  HB_TRY(io::convert(convert, io::CubeFormat::hdf5));
   StepOutcome out;
   out.outputs = {convert.output};
   out.bytes_read = scene_bytes(c.scene.path);

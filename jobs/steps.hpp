@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "jobs/job_file.hpp"
 #include "mpi/comm.hpp"
 

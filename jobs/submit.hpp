@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "jobs/job_file.hpp"
 
 namespace hb::jobs {

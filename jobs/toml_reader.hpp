@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::jobs {
 

@@ -42,13 +42,13 @@ unsigned grid_for(std::size_t n, int threads) {
 
 }  // namespace
 
-cudaError_t gather_queries(io::DataType type, const void* tile, std::int64_t scene_bands, const std::int64_t* pixel,
+cudaError_t gather_queries(DataType type, const void* tile, std::int64_t scene_bands, const std::int64_t* pixel,
                            std::int64_t rows, const std::int64_t* band, int dims, const double* shift, float* out,
                            cudaStream_t stream) {
   const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims);
   if (n == 0) return cudaSuccess;
   constexpr int kThreads = 256;
-  io::visit_data_type(type, [&](auto zero) {
+  visit_data_type(type, [&](auto zero) {
     using T = decltype(zero);
     gather_widen_shift<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const T*>(tile), scene_bands,
                                                                           pixel, band, n, dims, shift, out);
@@ -56,11 +56,11 @@ cudaError_t gather_queries(io::DataType type, const void* tile, std::int64_t sce
   return cudaGetLastError();
 }
 
-cudaError_t convert_to_f32(io::DataType type, const void* in, float* out, std::size_t n,
+cudaError_t convert_to_f32(DataType type, const void* in, float* out, std::size_t n,
                            cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   constexpr int kThreads = 256;
-  io::visit_data_type(type, [&](auto zero) {
+  visit_data_type(type, [&](auto zero) {
     using T = decltype(zero);
     widen_to_f32<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const T*>(in), out, n);
   });

@@ -35,7 +35,7 @@ std::size_t select_bytes(std::int64_t pixels, const std::uint8_t* flag = nullptr
 
 std::size_t valid_pixel_scratch_bytes(std::int64_t pixels) { return std::max<std::size_t>(select_bytes(pixels), 1); }
 
-cudaError_t list_valid_pixels(io::DataType type, const void* tile, std::int64_t pixels, std::int64_t scene_bands,
+cudaError_t list_valid_pixels(DataType type, const void* tile, std::int64_t pixels, std::int64_t scene_bands,
                               const std::int64_t* band, int dims, std::optional<std::int64_t> target,
                               std::uint8_t* flag, void* scratch, std::size_t scratch_bytes, std::int64_t* out,
                               std::int64_t* count, cudaStream_t stream) {
@@ -46,7 +46,7 @@ cudaError_t list_valid_pixels(io::DataType type, const void* tile, std::int64_t 
     constexpr int kThreads = 256;
     const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((pixels + kThreads / 32 - 1) / (kThreads / 32), 65535 * 8));
     bool narrow = false;
-    io::visit_data_type(type, [&](auto zero) {
+    visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
         narrow = true;

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 
 namespace hb::kernels {
 
@@ -21,7 +21,7 @@ std::size_t valid_pixel_scratch_bytes(std::int64_t pixels);
 // one of the `dims` scene bands `band` of pixel p equals `target` (every pixel valid
 // without one), then the valid pixels ascending in `out` and their count in `*count`.
 // All device memory; `scratch` holds valid_pixel_scratch_bytes(pixels).
-cudaError_t list_valid_pixels(io::DataType type, const void* tile, std::int64_t pixels, std::int64_t scene_bands,
+cudaError_t list_valid_pixels(DataType type, const void* tile, std::int64_t pixels, std::int64_t scene_bands,
                               const std::int64_t* band, int dims, std::optional<std::int64_t> target,
                               std::uint8_t* flag, void* scratch, std::size_t scratch_bytes, std::int64_t* out,
                               std::int64_t* count, cudaStream_t stream);

@@ -3,7 +3,7 @@
 // make (a hang), and every rank reports who failed and why.
 #pragma once
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "mpi/comm.hpp"
 
 namespace hb::mpi {

@@ -57,7 +57,7 @@ std::int64_t max_tiles(std::span<const std::int64_t> cuts) {
   return most;
 }
 
-io::RowRange even_rows(std::int64_t lines, const Comm& comm) {
+RowRange even_rows(std::int64_t lines, const Comm& comm) {
   return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
 }
 

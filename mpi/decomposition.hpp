@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "io/tile.hpp"
+#include "src/base/row_range.hpp"
 
 namespace hb::mpi {
 
@@ -21,7 +21,7 @@ struct TileGrid {
   std::int64_t rows_per_tile = 1;
 
   std::int64_t count() const { return lines <= 0 ? 0 : (lines + rows_per_tile - 1) / rows_per_tile; }
-  io::RowRange rows(std::int64_t tile) const {
+  RowRange rows(std::int64_t tile) const {
     return {tile * rows_per_tile, std::min(lines, (tile + 1) * rows_per_tile)};
   }
 };
@@ -30,7 +30,7 @@ struct TileGrid {
 struct Block {
   std::int64_t first_tile = 0;
   std::int64_t end_tile = 0;
-  io::RowRange rows;
+  RowRange rows;
 
   std::int64_t tiles() const { return end_tile - first_tile; }
   bool empty() const { return end_tile <= first_tile; }
@@ -58,7 +58,7 @@ std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks,
 
 // A rank's even share of rows [0, lines): no balancing, for work spread before the
 // blocks are known (reading the truth raster, reserving output space).
-io::RowRange even_rows(std::int64_t lines, const Comm& comm);
+RowRange even_rows(std::int64_t lines, const Comm& comm);
 
 // The largest number of tiles any rank holds: collective readers and writers make this
 // many calls on every rank (empty ones past a rank's own tiles).

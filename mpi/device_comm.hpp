@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "mpi/comm.hpp"
 
 namespace hb::mpi {

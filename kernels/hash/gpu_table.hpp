@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "kernels/hash/hopscotch_ref.cuh"
 
 namespace hb::hash {

@@ -173,7 +173,7 @@ LaunchStatus exclusion_mask(const TileView& tile, const PixelRules& rules, std::
   if (pixels == 0) return {};
   constexpr int kThreads = 256;
   const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((pixels + 7) / 8, 1 << 16));
-  io::visit_data_type(tile.type, [&](auto zero) {
+  visit_data_type(tile.type, [&](auto zero) {
     using T = decltype(zero);
     mask_pixels<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(tile.data), pixels, tile.bands,
                                                     rules.good_bands, rules.nb, rules.has_ignore,
@@ -194,7 +194,7 @@ LaunchStatus convert_center_f64(const TileView& tile, const PixelRules& rules, c
   const std::int64_t rows = tile.core_pixels();
   if (auto s = check_moments(moments, workspace, workspace_bytes, rows, rules.nb); !s) return s;
   if (rows > 0 && (!shift || !X)) return LaunchStatus::invalid("shift / X");
-  return io::visit_data_type(tile.type, [&](auto zero) {
+  return visit_data_type(tile.type, [&](auto zero) {
     using T = decltype(zero);
     CenterOp<T> op{static_cast<const T*>(tile.data), valid_held, rules.good_bands, shift, tile.bands,
                    tile.core_offset()};
@@ -216,7 +216,7 @@ LaunchStatus noise_residuals_f64(const TileView& tile, const PixelRules& rules, 
   if (tile.held_row0 + tile.held_rows < std::min(tile.lines, core_end + halo.below) ||
       tile.held_row0 > std::max<std::int64_t>(0, tile.core_row0 - halo.above))
     return LaunchStatus::invalid("tile halo: the noise estimator needs rows the tile does not hold");
-  return io::visit_data_type(tile.type, [&](auto zero) {
+  return visit_data_type(tile.type, [&](auto zero) {
     using T = decltype(zero);
     switch (estimator) {
       case NoiseEstimator::diff:

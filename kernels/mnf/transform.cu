@@ -49,7 +49,7 @@ LaunchStatus center_f32(const TileView& tile, const PixelRules& rules, const std
   const detail::FillPlan plan = detail::fill_plan(rows);
   const dim3 block(kFillCols, kFillLanes);
   const dim3 grid((rules.nb + kFillCols - 1) / kFillCols, static_cast<unsigned>(plan.chunks));
-  io::visit_data_type(tile.type, [&](auto zero) {
+  visit_data_type(tile.type, [&](auto zero) {
     using T = decltype(zero);
     detail::CenterOp<T> op{static_cast<const T*>(tile.data), valid_held, rules.good_bands, mean, tile.bands,
                            tile.core_offset()};

@@ -96,7 +96,7 @@ void launch_group(const TileView& tile, const PixelRules& rules, const std::uint
                   const ConstLayout& l, float* Z, float fill, cudaStream_t stream) {
   const std::int64_t rows = tile.core_pixels();
   const dim3 grid(static_cast<unsigned>((rows + kPixels - 1) / kPixels), static_cast<unsigned>(l.m_pad / kGroup));
-  io::visit_data_type(tile.type, [&](auto zero) {
+  visit_data_type(tile.type, [&](auto zero) {
     using T = decltype(zero);
     transform_pixels<T, kGroup><<<grid, kPixels, 0, stream>>>(static_cast<const T*>(tile.data), valid,
                                                               rules.good_bands, tile.bands, tile.core_offset(), rows,

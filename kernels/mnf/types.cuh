@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 
 namespace hb::kernels::mnf {
 
@@ -18,7 +18,7 @@ namespace hb::kernels::mnf {
 // each `bands` contiguous samples (BIP), native byte order, type `type`. Rows are scene
 // rows; core ⊂ held; the halo rows around the core are read by noise estimators only.
 struct TileView {
-  io::DataType type = io::DataType::i16;
+  DataType type = DataType::i16;
   const void* data = nullptr;
   std::int64_t samples = 0;
   std::int64_t bands = 0;

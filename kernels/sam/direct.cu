@@ -99,7 +99,7 @@ cudaError_t upload_constant_references(const double* host, std::int64_t n, cudaS
 
 cudaError_t score_direct(const RawPixels& in, const PixelRule& rule, const double* references, int count_padded,
                          const ScoreOutputs& out, cudaStream_t stream) {
-  return io::visit_data_type(in.type, [&](auto zero) {
+  return visit_data_type(in.type, [&](auto zero) {
     using T = decltype(zero);
     return references ? launch<T, false>(in, rule, references, count_padded, out, stream)
                       : launch<T, true>(in, rule, nullptr, count_padded, out, stream);

@@ -65,7 +65,7 @@ cudaError_t gather_pixels(const RawPixels& in, const PixelRule& rule, double* x,
   constexpr int kThreads = 256;
   const std::int64_t total = in.pixels * rule.dims;
   const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((total + kThreads - 1) / kThreads, 65536));
-  const cudaError_t launched = io::visit_data_type(in.type, [&](auto zero) {
+  const cudaError_t launched = visit_data_type(in.type, [&](auto zero) {
     using T = decltype(zero);
     gather_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(in.data), in.pixels, in.bands, rule, x);
     return cudaGetLastError();

@@ -7,13 +7,13 @@
 
 #include <cstdint>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 
 namespace hb::kernels::sam {
 
 // Raw core pixels of a tile in device memory (canonical layout, `bands` samples each).
 struct RawPixels {
-  io::DataType type = io::DataType::i16;
+  DataType type = DataType::i16;
   const void* data = nullptr;
   std::int64_t pixels = 0;
   int bands = 0;

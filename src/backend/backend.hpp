@@ -9,7 +9,7 @@
 #include <string_view>
 #include <thread>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/linalg/eigen.hpp"
 
@@ -35,7 +35,7 @@ class Backend {
 
   // Memory for the tiles this backend consumes: pinned on CUDA, so that tiles cross to
   // the device without a staging copy. Empty = plain heap.
-  virtual io::HostAllocator host_allocator() const { return {}; }
+  virtual HostAllocator host_allocator() const { return {}; }
 
   // The per-tile working-memory budget to use when `wanted` is asked for: less where
   // the device has less free (CUDA), so scenes larger than the GPU stream through.

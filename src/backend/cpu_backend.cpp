@@ -2,7 +2,7 @@
 
 #include "src/backend/cpu_mnf.hpp"
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 #include <fstream>
 #include <string>
@@ -30,10 +30,10 @@ class CpuBackend final : public Backend {
   std::string device_description() const override { return cpu_model(); }
 
   Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
-    io::visit_data_type(tile.type(), [&](auto zero) {
+    visit_data_type(tile.type(), [&](auto zero) {
       using T = decltype(zero);
       const auto in = tile.as<T>();
-      io::parallel_for(static_cast<std::int64_t>(in.size()), kWidenChunk, [&](std::int64_t begin, std::int64_t end) {
+      parallel_for(static_cast<std::int64_t>(in.size()), kWidenChunk, [&](std::int64_t begin, std::int64_t end) {
         for (auto i = begin; i < end; ++i) out[static_cast<std::size_t>(i)] = static_cast<float>(in[static_cast<std::size_t>(i)]);
       });
     });

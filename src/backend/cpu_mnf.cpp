@@ -20,7 +20,7 @@ Status check_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
 
 }  // namespace
 
-Result<WideRows> widen(const io::Tile& tile, const mnf::PixelRules& rules, io::RowRange rows) {
+Result<WideRows> widen(const io::Tile& tile, const mnf::PixelRules& rules, RowRange rows) {
   HB_TRY(check_rules(tile, rules));
   WideRows out;
   out.samples = tile.samples();
@@ -29,7 +29,7 @@ Result<WideRows> widen(const io::Tile& tile, const mnf::PixelRules& rules, io::R
   const auto pixels = static_cast<std::size_t>(rows.rows() * tile.samples());
   out.values.resize(pixels * static_cast<std::size_t>(out.bands));
   out.valid.assign(pixels, 1);
-  io::visit_data_type(tile.type(), [&](auto zero) {
+  visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     const auto in = tile.as<T>();
     for (std::size_t p = 0; p < pixels; ++p) {

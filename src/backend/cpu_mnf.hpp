@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/mnf/linear_map.hpp"
 #include "src/mnf/stats.hpp"
@@ -25,7 +25,7 @@ namespace detail {
 struct WideRows {
   std::int64_t samples = 0;
   std::int64_t bands = 0;  // used bands
-  io::RowRange held;
+  RowRange held;
   std::vector<double> values;       // [held pixels x used bands]
   std::vector<std::uint8_t> valid;  // [held pixels]
 
@@ -36,7 +36,7 @@ struct WideRows {
   bool is_valid(std::int64_t row, std::int64_t col) const { return valid[static_cast<std::size_t>(index(row, col))] != 0; }
 };
 
-Result<WideRows> widen(const io::Tile& tile, const mnf::PixelRules& rules, io::RowRange rows);
+Result<WideRows> widen(const io::Tile& tile, const mnf::PixelRules& rules, RowRange rows);
 
 // Adds vectors to Moments in blocks through DSYRK (upper triangle, row-major).
 class MomentAccumulator {

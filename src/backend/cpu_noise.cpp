@@ -66,8 +66,8 @@ Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rul
   for (double s : noise.shift)
     if (s != 0.0) return Error{ErrorKind::internal, {}, {}, "noise moments are accumulated about zero"};
   const auto halo = mnf::noise_halo(config.estimator);
-  const io::RowRange core = tile.core();
-  const io::RowRange held = tile.held();
+  const RowRange core = tile.core();
+  const RowRange held = tile.held();
   if (held.end < std::min(config.lines, core.end + halo.below) || held.begin > std::max<std::int64_t>(0, core.begin - halo.above))
     return Error{ErrorKind::internal, {}, {},
                  "noise estimator " + std::string(mnf::noise_estimator_name(config.estimator)) +

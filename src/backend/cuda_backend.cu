@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernels/convert.cuh"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 #include "src/backend/cuda_eigen.hpp"
 #include "src/backend/cuda_mnf.hpp"
 
@@ -64,7 +64,7 @@ class CudaBackend final : public Backend {
     return {};
   }
 
-  io::HostAllocator host_allocator() const override { return cuda::pinned_allocator(); }
+  HostAllocator host_allocator() const override { return cuda::pinned_allocator(); }
 
   Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override {
     return mnf_engine().accumulate_moments(tile, rules, data);

@@ -3,7 +3,7 @@
 // and CUDA bases agree to rounding (tests/src/test_mnf_backends.cpp).
 #pragma once
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/linalg/eigen.hpp"
 
 namespace hb::cuda {

@@ -20,9 +20,9 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 
 namespace hb::mnf {
 struct PixelRules;
@@ -54,7 +54,7 @@ class MnfEngine {
   struct TileKey {
     const void* data = nullptr;
     std::size_t bytes = 0;
-    io::RowRange held;
+    RowRange held;
     bool operator==(const TileKey&) const = default;
   };
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
 
 #ifdef HB_HAVE_CUDA
@@ -45,7 +45,7 @@ Status make_current(int device) {
 
 Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
   const auto where = mpi::placement(comm);
-  io::share_host_threads(where.local_size);  // the host passes' threads, shared with the other ranks here
+  share_host_threads(where.local_size);  // the host passes' threads, shared with the other ranks here
   if (kind == BackendKind::cpu) return -1;
   const int gpus = cuda_device_count();
   const bool enough = gpus >= where.local_size && where.local_rank < gpus;

@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::cli {
 

@@ -25,12 +25,12 @@ nlohmann::json describe(const io::Cube& cube) {
   j["lines"] = info.shape.lines;
   j["samples"] = info.shape.samples;
   j["bands"] = info.shape.bands;
-  j["data_type"] = io::data_type_name(info.type);
+  j["data_type"] = data_type_name(info.type);
   j["data_type_code"] = static_cast<int>(info.type);
   j["bytes_on_disk"] = cube.bytes_on_disk();
   if (cube.format() == io::CubeFormat::envi) {
-    j["interleave"] = io::interleave_name(meta.envi_interleave.value_or(io::Interleave::bsq));
-    j["byte_order"] = static_cast<int>(meta.envi_byte_order.value_or(io::ByteOrder::little));
+    j["interleave"] = interleave_name(meta.envi_interleave.value_or(Interleave::bsq));
+    j["byte_order"] = static_cast<int>(meta.envi_byte_order.value_or(ByteOrder::little));
   }
   j["data_ignore_value"] = meta.data_ignore_value ? nlohmann::json(*meta.data_ignore_value) : nlohmann::json();
   std::vector<std::int64_t> bad;

@@ -32,7 +32,7 @@ Registered register_synth(CLI::App& root) {
       ->check(accepts::non_negative_integer());
   app->add_flag("--json", options->json, "Print the written paths as JSON");
   return {app, [options]() -> Status {
-            options->synth.interleave = *io::interleave_from_name(options->interleave);
+            options->synth.interleave = *interleave_from_name(options->interleave);
             ProgressReporter progress("synth", "rows", true);
             auto written = synth::write_synthetic_scene(
                 options->output, options->synth,

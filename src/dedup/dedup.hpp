@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/backend/backend.hpp"
 
 namespace hb::dedup {

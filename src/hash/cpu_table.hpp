@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "kernels/hash/layout.hpp"
 
 namespace hb::hash {

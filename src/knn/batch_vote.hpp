@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/knn/topk.hpp"
 #include "src/knn/vote.hpp"
 

@@ -11,7 +11,7 @@
 #include "src/knn/query_tiles.hpp"
 #include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {

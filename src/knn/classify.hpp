@@ -31,7 +31,7 @@ struct ClassifyOptions {
 // One tile's results for pixels of scene rows `rows`, in raster order. Ignored pixels
 // have label 0, confidence 0, neighbour index -1 and distance NaN.
 struct ClassifiedRows {
-  io::RowRange rows;
+  RowRange rows;
   std::span<const std::uint16_t> labels;
   std::span<const float> confidence;
   std::span<const std::int64_t> neighbor_index;  // [pixels, k] when options.neighbors

@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 
 namespace hb::knn {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "kernels/knn/knn.cuh"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 #include "src/knn/cuda_query_gather.hpp"
 #include "src/knn/cuda_search.hpp"
 #include "src/knn/cuda_support.hpp"
@@ -122,8 +122,8 @@ class CudaKnnSearch final : public KnnSearch {
   bool makes_empty_lists() const override { return true; }
 
   // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
-  bool gathers(io::DataType type) const override { return is_narrow(type); }
-  io::HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
+  bool gathers(DataType type) const override { return is_narrow(type); }
+  HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
   // The tile goes up and its queries are gathered on the device (DeviceQueryGather);
   // without device room the base class gathers on the host.

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "kernels/knn/knn.cuh"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 #include "src/knn/cuda_search.hpp"
 #include "src/knn/cuda_support.hpp"
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::knn {
 

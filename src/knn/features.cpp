@@ -6,8 +6,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "io/data_type.hpp"
-#include "io/parallel_for.hpp"
+#include "src/base/data_type.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::knn {
 namespace {
@@ -87,7 +87,7 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
   const auto runs = band_runs(selection);
   const bool check = needs_check<T>(ignore_value);
   const float ignored = ignored_as_float(ignore_value);
-  io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
       const T* in = samples + p * selection.scene_bands;
       float* out = features + p * dims;
@@ -152,7 +152,7 @@ template <class T>
 void validity_typed(const T* samples, std::int64_t pixels, const BandSelection& selection,
                     std::optional<double> ignore_value, std::uint8_t* valid) {
   const auto runs = band_runs(selection);
-  io::parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     validity_range(samples, begin, end, selection, ignore_value, runs, valid);
   });
 }
@@ -173,7 +173,7 @@ void pack_typed(const T* samples, const BandSelection& selection, std::span<cons
   const std::int64_t pixels = static_cast<std::int64_t>(valid.size());
   const auto pieces = static_cast<std::int64_t>(first_query.size()) - 1;
   const auto runs = band_runs(selection);
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
       std::int64_t q = first_query[static_cast<std::size_t>(piece)];
       for (std::int64_t p = piece * kPackPixels; p < std::min(pixels, (piece + 1) * kPackPixels); ++p) {
@@ -201,10 +201,10 @@ std::vector<std::int64_t> count_valid(const io::Tile& tile, const BandSelection&
   const auto runs = band_runs(selection);
   const std::int64_t pieces = (pixels + kPackPixels - 1) / kPackPixels;
   std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
       const std::int64_t from = piece * kPackPixels, to = std::min(pixels, (piece + 1) * kPackPixels);
-      io::visit_data_type(tile.type(), [&](auto zero) {
+      visit_data_type(tile.type(), [&](auto zero) {
         using T = decltype(zero);
         validity_range(tile.as<T>().data(), from, to, selection, ignore_value, runs, valid.data());
       });
@@ -224,7 +224,7 @@ void extract_features(const float* samples, std::int64_t pixels, const BandSelec
 
 void extract_features(const io::Tile& tile, std::int64_t first, std::int64_t count, const BandSelection& selection,
                       std::optional<double> ignore_value, float* features, std::uint8_t* valid) {
-  io::visit_data_type(tile.type(), [&](auto zero) {
+  visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     extract_typed(tile.as<T>().data() + first * selection.scene_bands, count, selection, ignore_value, features, valid);
   });
@@ -232,7 +232,7 @@ void extract_features(const io::Tile& tile, std::int64_t first, std::int64_t cou
 
 void extract_validity(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
                       std::uint8_t* valid) {
-  io::visit_data_type(tile.type(), [&](auto zero) {
+  visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     validity_typed(tile.as<T>().data(), tile.pixels(), selection, ignore_value, valid);
   });
@@ -243,20 +243,20 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
                                 std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel) {
   const auto first = count_valid(tile, selection, ignore_value, valid);
   pixel.resize(static_cast<std::size_t>(first.back()));
-  io::visit_data_type(tile.type(), [&](auto zero) {
+  visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     pack_typed(tile.as<T>().data(), selection, shift, valid, first, queries, pixel.data());
   });
   return first.back();
 }
 
-bool is_narrow(io::DataType type) {
-  return type == io::DataType::u8 || type == io::DataType::i16 || type == io::DataType::u16;
+bool is_narrow(DataType type) {
+  return type == DataType::u8 || type == DataType::i16 || type == DataType::u16;
 }
 
-std::optional<std::int64_t> narrow_ignore_target(io::DataType type, std::optional<double> ignore_value) {
+std::optional<std::int64_t> narrow_ignore_target(DataType type, std::optional<double> ignore_value) {
   std::optional<std::int64_t> target;
-  io::visit_data_type(type, [&](auto zero) {
+  visit_data_type(type, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_integral_v<T> && sizeof(T) <= 2)
       if (const auto t = narrow_target<T>(ignore_value)) target = *t;
@@ -270,7 +270,7 @@ std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, 
   pixel.resize(static_cast<std::size_t>(first.back()));
   const std::int64_t pixels = tile.pixels();
   const auto pieces = static_cast<std::int64_t>(first.size()) - 1;
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
       std::int64_t q = first[static_cast<std::size_t>(piece)];
       for (std::int64_t p = piece * kPackPixels; p < std::min(pixels, (piece + 1) * kPackPixels); ++p)
@@ -283,10 +283,10 @@ std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, 
 void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
                     std::span<const double> shift, float* queries) {
   const auto dims = static_cast<std::int64_t>(bands.size());
-  io::visit_data_type(tile.type(), [&](auto zero) {
+  visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     const T* samples = tile.as<T>().data();
-    io::parallel_for(static_cast<std::int64_t>(pixel.size()), kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
+    parallel_for(static_cast<std::int64_t>(pixel.size()), kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t q = begin; q < end; ++q) {
         const T* in = samples + pixel[static_cast<std::size_t>(q)] * tile.bands();
         for (std::int64_t f = 0; f < dims; ++f) {

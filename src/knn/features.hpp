@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "io/tile.hpp"
 
@@ -62,10 +62,10 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
 
 // The narrow sample types (u8, i16, u16), whose raw tiles cross to a GPU and are
 // gathered and widened there (KnnSearch::gather): half the bytes of FP32 or fewer.
-bool is_narrow(io::DataType type);
+bool is_narrow(DataType type);
 // For a narrow type: the sample value that rules a pixel out (the ignore value, when it
 // is one of the type's values); none when no sample can, and every pixel is valid.
-std::optional<std::int64_t> narrow_ignore_target(io::DataType type, std::optional<double> ignore_value);
+std::optional<std::int64_t> narrow_ignore_target(DataType type, std::optional<double> ignore_value);
 // pack_valid_queries without the packing: every pixel's flag in `valid` and the valid
 // ones, tile-local, in `pixel` (the order of the packed rows). Returns the count.
 std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,

@@ -23,17 +23,17 @@ constexpr AuxiliaryName kNeighborDistance{"neighbors/distance", "_neighbors_dist
 
 // The products, in the order they are written: class map, confidence, neighbours.
 std::vector<Product> products(const OutputRequest& r) {
-  const auto info = [&](io::DataType type, std::int64_t bands) {
+  const auto info = [&](DataType type, std::int64_t bands) {
     return product_info(*r.scene, r.scene_path, r.description, type, bands);
   };
   std::vector<Product> list{{"", "", class_map_info(*r.scene, r.scene_path, r.description, r.classes)},
-                            {kConfidence.hdf5_name, kConfidence.envi_suffix, info(io::DataType::f32, 1)}};
+                            {kConfidence.hdf5_name, kConfidence.envi_suffix, info(DataType::f32, 1)}};
   list[1].info.meta.band_names = {"confidence"};
   if (r.neighbors) {
-    list.push_back({kNeighborIndex.hdf5_name, kNeighborIndex.envi_suffix, info(io::DataType::i64, r.k)});
+    list.push_back({kNeighborIndex.hdf5_name, kNeighborIndex.envi_suffix, info(DataType::i64, r.k)});
     list.back().info.meta.band_names = numbered("neighbor", r.k);
     list.back().info.meta.data_ignore_value = -1.0;
-    list.push_back({kNeighborDistance.hdf5_name, kNeighborDistance.envi_suffix, info(io::DataType::f32, r.k)});
+    list.push_back({kNeighborDistance.hdf5_name, kNeighborDistance.envi_suffix, info(DataType::f32, r.k)});
     list.back().info.meta.band_names = numbered("distance", r.k);
   }
   return list;

@@ -35,7 +35,7 @@ class ProductWriters {
     }
     return {};
   }
-  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) {
+  Status write(std::size_t index, RowRange rows, std::span<const std::byte> data) {
     return writers_.at(index)->write_rows(rows, data);
   }
   Status close() {
@@ -63,7 +63,7 @@ class EnviFiles final : public ProductFiles {
     HB_TRY(out->writers_.open(list, out->paths_, comm));
     return std::unique_ptr<ProductFiles>(std::move(out));
   }
-  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
+  Status write(std::size_t index, RowRange rows, std::span<const std::byte> data) override {
     return writers_.write(index, rows, data);
   }
   Status close() override { return writers_.close(); }
@@ -104,7 +104,7 @@ class Hdf5Files final : public ProductFiles {
     HB_TRY(out->writers_.open(out->list_, out->staged_, out->comm_, path));
     return std::unique_ptr<ProductFiles>(std::move(out));
   }
-  Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) override {
+  Status write(std::size_t index, RowRange rows, std::span<const std::byte> data) override {
     return writers_.write(index, rows, data);
   }
   // The staged cubes take their (hidden) names and rank 0 merges them into the first.
@@ -187,7 +187,7 @@ ClassTable complete_class_table(const ClassTable& given, int count) {
 }
 
 io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
-                          io::DataType type, std::int64_t bands) {
+                          DataType type, std::int64_t bands) {
   io::CubeInfo info;
   info.shape = {scene.shape.lines, scene.shape.samples, bands};
   info.type = type;
@@ -200,7 +200,7 @@ io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_pa
 
 io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
                             const ClassTable& classes) {
-  auto info = product_info(scene, scene_path, description, io::DataType::u16, 1);
+  auto info = product_info(scene, scene_path, description, DataType::u16, 1);
   info.meta.file_type = "ENVI Classification";
   info.meta.classes = static_cast<int>(classes.names.size());
   info.meta.class_names = classes.names;

@@ -29,7 +29,7 @@ ClassTable complete_class_table(const ClassTable& given, int count);
 
 // A product cube aligned with the scene (its map info and coordinate system kept).
 io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
-                          io::DataType type, std::int64_t bands);
+                          DataType type, std::int64_t bands);
 // The uint16 ENVI Classification cube of a class map with the given (complete) classes.
 io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
                             const ClassTable& classes);
@@ -44,7 +44,7 @@ class ProductFiles {
  public:
   virtual ~ProductFiles() = default;
   // `rows` of product `index` (in the order given to create), canonical layout.
-  virtual Status write(std::size_t index, io::RowRange rows, std::span<const std::byte> data) = 0;
+  virtual Status write(std::size_t index, RowRange rows, std::span<const std::byte> data) = 0;
   // Everything that can fail before the products appear (see io::CubeWriter::close).
   virtual Status close() = 0;
   virtual Status commit() = 0;  // close() when not yet done, then the renames

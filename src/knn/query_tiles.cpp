@@ -5,11 +5,11 @@
 #include <algorithm>
 
 #include "io/tile_reader.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 
-QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
                        std::vector<double> shift, KnnSearch& search)
     : scene_(scene),
       selection_(selection),
@@ -19,7 +19,7 @@ QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, st
       search_(search),
       gather_(search.gathers(scene.info().type)),
       reader_(std::make_unique<io::TileReader>(scene, tiles_, 0,
-                                               gather_ ? search.tile_allocator() : io::HostAllocator{})) {}
+                                               gather_ ? search.tile_allocator() : HostAllocator{})) {}
 
 Result<std::span<const float>> QueryTiles::host_queries(const QueryTile& tile, std::vector<float>& scratch) {
   const auto floats = static_cast<std::size_t>(tile.count() * dims_);
@@ -35,7 +35,7 @@ QueryTiles::~QueryTiles() {
     spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s while the search listed valid "
                   "pixels and gathered queries from {:.2f} GB of {} tiles",
                   next_, read_seconds_, worker_.gather, static_cast<double>(worker_.bytes) / 1e9,
-                  io::data_type_name(scene_.info().type));
+                  data_type_name(scene_.info().type));
   else
     spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s packing {:.2f} GB of FP32 queries",
                   next_, read_seconds_, worker_.pack, static_cast<double>(worker_.bytes) / 1e9);

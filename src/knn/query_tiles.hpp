@@ -27,7 +27,7 @@ class TileReader;
 namespace hb::knn {
 
 struct QueryTile {
-  io::RowRange rows;
+  RowRange rows;
   std::int64_t pixels = 0;               // the tile's pixels, valid or not
   const float* queries = nullptr;        // [count, dims] for KnnSearch::search
   bool gathered = false;                 // queries are the search's own (device) copy
@@ -39,7 +39,7 @@ class QueryTiles {
  public:
   // The search's buffers are asked for on the caller's thread (a CUDA search pins memory
   // there) each time a slot is refilled.
-  QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+  QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
              std::vector<double> shift, KnnSearch& search);
   ~QueryTiles();
   QueryTiles(const QueryTiles&) = delete;
@@ -61,7 +61,7 @@ class QueryTiles {
   const io::Cube& scene_;
   const BandSelection& selection_;
   std::int64_t dims_;
-  std::vector<io::RowRange> tiles_;
+  std::vector<RowRange> tiles_;
   std::vector<double> shift_;
   KnnSearch& search_;
   bool gather_;  // raw tiles handed to the search, which gathers the queries

@@ -26,7 +26,7 @@ Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, co
   return gathered(pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
 }
 
-Result<std::vector<std::uint16_t>> read_rows(const std::string& path, const io::CubeShape& shape, io::RowRange rows,
+Result<std::vector<std::uint16_t>> read_rows(const std::string& path, const io::CubeShape& shape, RowRange rows,
                                              io::Metadata* meta) {
   auto cube = io::open_cube(path);
   if (!cube) return cube.error();
@@ -73,7 +73,7 @@ std::vector<std::uint16_t> labels_of(std::span<const std::int64_t> pixels, const
 Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape, const mpi::Comm& comm) {
   TruthRows truth;
   if (job.truth.empty()) return truth;
-  truth.rows = job.split.fraction ? io::RowRange{0, shape.lines} : mpi::even_rows(shape.lines, comm);
+  truth.rows = job.split.fraction ? RowRange{0, shape.lines} : mpi::even_rows(shape.lines, comm);
   auto ids = read_rows(job.truth, shape, truth.rows, &truth.meta);
   HB_TRY(mpi::agree(ids ? Status{} : Status{ids.error()}, comm));
   truth.ids = std::move(*ids);
@@ -82,16 +82,16 @@ Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape
   return truth;
 }
 
-Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& path, const io::CubeShape& shape,
+Status hold_truth_rows(TruthRows& truth, RowRange rows, const std::string& path, const io::CubeShape& shape,
                        const mpi::Comm& comm) {
   // The rows held already are kept; only the rest of the block is read (its ends: a
   // balanced block is its even share moved by a few rows).
   const auto samples = static_cast<std::size_t>(shape.samples);
-  const io::RowRange kept{std::clamp(truth.rows.begin, rows.begin, rows.end),
+  const RowRange kept{std::clamp(truth.rows.begin, rows.begin, rows.end),
                           std::clamp(truth.rows.end, rows.begin, rows.end)};
   const bool overlap = kept.begin < kept.end;
-  const io::RowRange before{rows.begin, overlap ? kept.begin : rows.end};
-  const io::RowRange after{overlap ? kept.end : rows.end, rows.end};
+  const RowRange before{rows.begin, overlap ? kept.begin : rows.end};
+  const RowRange after{overlap ? kept.end : rows.end, rows.end};
   const bool read = truth.top_class >= 0 && (before.rows() > 0 || after.rows() > 0);
   Result<std::vector<std::uint16_t>> head = std::vector<std::uint16_t>{}, tail = std::vector<std::uint16_t>{};
   if (read && before.rows() > 0) head = read_rows(path, shape, before, nullptr);

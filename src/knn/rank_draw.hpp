@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "src/knn/features.hpp"
@@ -34,7 +34,7 @@ Result<std::vector<T>> gathered(const Result<std::vector<T>>& mine, const mpi::C
 // The rows of the truth raster a rank holds.
 struct TruthRows {
   std::vector<std::uint16_t> ids;  // class ids of rows [rows.begin, rows.end)
-  io::RowRange rows;
+  RowRange rows;
   int top_class = -1;  // the largest id of the whole raster; -1: no truth
   io::Metadata meta;
 };
@@ -46,7 +46,7 @@ Result<TruthRows> read_truth_share(const KnnJob& job, const io::CubeShape& shape
 
 // Makes `truth` hold at least rows `rows` (the rank's query block), reading those it
 // lacks (collective).
-Status hold_truth_rows(TruthRows& truth, io::RowRange rows, const std::string& path, const io::CubeShape& shape,
+Status hold_truth_rows(TruthRows& truth, RowRange rows, const std::string& path, const io::CubeShape& shape,
                        const mpi::Comm& comm);
 
 struct DrawnTraining {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/knn/accuracy.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/sampling.hpp"

@@ -11,7 +11,7 @@
 #include "src/knn/query_tiles.hpp"
 #include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -142,7 +142,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   Status local;  // this rank's first failure: a read, a search, or a tile written behind the search
   for (std::int64_t i = 0; i < calls; ++i) {
     const bool have = i < static_cast<std::int64_t>(tiles.size());
-    const io::RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : io::RowRange{};
+    const RowRange rows = have ? tiles[static_cast<std::size_t>(i)] : RowRange{};
     const std::int64_t pixels = rows.rows() * scene.info().shape.samples;
     Stopwatch clock;
     // Packed where the search wants them (pinned on a GPU, or gathered there from the

@@ -44,7 +44,7 @@ struct RankClassifyInput {
   std::span<const std::uint16_t> labels;  // every training row's class (2 bytes a row: all ranks hold them)
   int classes = 0;
   std::span<const double> shift;          // applied to the queries
-  io::RowRange block;                     // this rank's query rows
+  RowRange block;                     // this rank's query rows
   std::function<void(std::int64_t, std::int64_t)> progress;  // (rows done, rows) of the block
   SinkThread sink_thread = SinkThread::caller;
 };

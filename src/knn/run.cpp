@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "io/file_identity.hpp"
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "src/knn/evaluation.hpp"
 #include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
@@ -109,7 +109,7 @@ RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::M
 }
 
 Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
-                                                     std::optional<io::RowRange> rows) {
+                                                     std::optional<RowRange> rows) {
   const auto& info = truth.info();
   if (info.shape.bands != 1) return bad_input(truth.path(), "bands", "a class raster has exactly one band");
   if (info.shape.lines != scene_shape.lines)
@@ -117,18 +117,18 @@ Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, cons
   if (info.shape.samples != scene_shape.samples)
     return bad_input(truth.path(), "samples",
                      fmt::format("{} samples, the scene has {}", info.shape.samples, scene_shape.samples));
-  if (!io::is_integer(info.type)) return bad_input(truth.path(), "data type", "class ids must be integers");
-  const io::RowRange span = rows.value_or(io::RowRange{0, info.shape.lines});
+  if (!is_integer(info.type)) return bad_input(truth.path(), "data type", "class ids must be integers");
+  const RowRange span = rows.value_or(RowRange{0, info.shape.lines});
   const std::int64_t pixels = span.rows() * info.shape.samples;
   std::vector<std::byte> raw(static_cast<std::size_t>(span.rows() * info.bytes_per_row()));
   HB_TRY(truth.read_rows(span, raw));
   std::vector<std::uint16_t> ids(static_cast<std::size_t>(pixels));
   std::atomic<bool> ok = true;
-  io::visit_data_type(info.type, [&](auto zero) {
+  visit_data_type(info.type, [&](auto zero) {
     using T = decltype(zero);
     const auto* values = reinterpret_cast<const T*>(raw.data());
     // On every core: a 40 GB scene's raster has 89 M pixels, and every rank reads it.
-    io::parallel_for(static_cast<std::int64_t>(ids.size()), std::int64_t{1} << 20, [&](std::int64_t begin, std::int64_t end) {
+    parallel_for(static_cast<std::int64_t>(ids.size()), std::int64_t{1} << 20, [&](std::int64_t begin, std::int64_t end) {
       bool fits = true;
       for (auto p = static_cast<std::size_t>(begin); p < static_cast<std::size_t>(end); ++p) {
         if constexpr (std::is_integral_v<T>) fits = fits && std::in_range<std::uint16_t>(values[p]);

@@ -66,6 +66,6 @@ RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::M
 // The truth raster as class ids, checked against the scene's shape: all of it, or the
 // given rows (a rank's share).
 Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
-                                                     std::optional<io::RowRange> rows = std::nullopt);
+                                                     std::optional<RowRange> rows = std::nullopt);
 
 }  // namespace hb::knn

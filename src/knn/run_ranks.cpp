@@ -12,7 +12,7 @@
 #include <numeric>
 #include <utility>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/decomposition.hpp"
@@ -24,7 +24,7 @@
 #include "src/knn/run.hpp"
 #include "src/knn/scene_pass.hpp"
 #include "src/knn/training_file.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -46,7 +46,7 @@ Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const Band
   }
   const std::int64_t stride = std::max<std::int64_t>(1, (shape.lines + kBalanceRows - 1) / kBalanceRows);
   const auto share = mpi::even_rows(shape.lines, comm);
-  std::vector<io::RowRange> sampled;
+  std::vector<RowRange> sampled;
   for (std::int64_t r = (share.begin + stride - 1) / stride * stride; r < share.end; r += stride) sampled.push_back({r, r + 1});
   std::vector<std::int64_t> mine;
   Status read = for_each_validity_tile(cube, selection, sampled, [&](std::span<const std::uint8_t> valid) {
@@ -80,7 +80,7 @@ Result<std::vector<double>> shared_shift(const Shard& shard, std::int64_t dims, 
 }
 
 // Query blocks balanced by valid pixels (a count per row).
-io::RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::int64_t>& valid,
+RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::int64_t>& valid,
                          const mpi::Comm& comm) {
   const mpi::TileGrid grid{shape.lines, mpi::balance_rows(shape.lines, tile_rows, comm.size())};
   std::vector<double> weights(static_cast<std::size_t>(grid.count()));
@@ -115,7 +115,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   // The host passes below share this node's cores with its other ranks. The GPU is bound
   // after them: binding waits for this rank's CUDA context, which main's warm-up thread
   // makes meanwhile (0.3 s of every two-GPU run went to waiting for it here).
-  io::share_host_threads(mpi::placement(comm).local_size);
+  share_host_threads(mpi::placement(comm).local_size);
   auto cube = io::open_cube(job.scene);
   HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
   const auto& info = (*cube)->info();
@@ -197,7 +197,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
                mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   auto row_valid = valid_per_row(**cube, selection, valid, comm);
   if (!row_valid) return row_valid.error();
-  const io::RowRange block = query_block(shape, tile_rows, *row_valid, comm);
+  const RowRange block = query_block(shape, tile_rows, *row_valid, comm);
   HB_TRY(hold_truth_rows(*truth, block, job.truth, shape, comm));
   const double balance_seconds = clock.lap();
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::knn {
 namespace {
@@ -31,7 +31,7 @@ std::int64_t training_count(std::int64_t class_pixels, const SplitOptions& optio
 constexpr std::int64_t kSplitPiece = std::int64_t{1} << 16;  // pixels, at least, per parallel piece
 
 std::int64_t piece_count(std::int64_t pixels) {
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(io::host_threads(), pixels / kSplitPiece));
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(host_threads(), pixels / kSplitPiece));
 }
 
 std::uint64_t rank_of(std::uint64_t seed, std::int64_t pixel) {
@@ -83,7 +83,7 @@ std::vector<std::vector<Candidate>> all_candidates(std::span<const std::uint16_t
   const auto pixels = static_cast<std::int64_t>(truth.size());
   const std::int64_t pieces = piece_count(pixels);
   std::vector<std::vector<std::vector<Candidate>>> found(static_cast<std::size_t>(pieces));
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto i = begin; i < end; ++i)
       found[static_cast<std::size_t>(i)] =
           candidates(truth, valid, first, pixels * i / pieces, pixels * (i + 1) / pieces, seed, limit);
@@ -131,7 +131,7 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   }
   // Both lists in pixel order: counted per piece, then filled in parallel.
   std::vector<std::int64_t> train_at(static_cast<std::size_t>(pieces) + 1, 0), eval_at(train_at);
-  io::parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
+  parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
     for (auto i = first; i < last; ++i) {
       const auto [begin, end] = piece_range(i);
       for (auto p = begin; p < end; ++p)
@@ -145,7 +145,7 @@ Result<Split> stratified_split(std::span<const std::uint16_t> truth, std::span<c
   Split split;
   split.train.resize(static_cast<std::size_t>(train_at.back()));
   split.eval.resize(static_cast<std::size_t>(eval_at.back()));
-  io::parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
+  parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
     for (auto i = first; i < last; ++i) {
       const auto [begin, end] = piece_range(i);
       auto t = train_at[static_cast<std::size_t>(i)], e = eval_at[static_cast<std::size_t>(i)];

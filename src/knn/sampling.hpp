@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::knn {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "io/tile_reader.hpp"
 
 namespace hb::knn {
@@ -13,7 +13,7 @@ constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
 
 }  // namespace
 
-FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+FeatureTiles::FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
                            bool validity_only)
     : scene_(scene), selection_(selection), tiles_(std::move(tiles)), validity_only_(validity_only),
       reader_(std::make_unique<io::TileReader>(scene, tiles_, 0)) {}
@@ -24,7 +24,7 @@ Result<FeatureTile*> FeatureTiles::next() {
   auto tile = reader_->next();
   if (!tile) return tile.error();
   if (*tile == nullptr) return static_cast<FeatureTile*>(nullptr);
-  const io::RowRange rows = tiles_[next_++];
+  const RowRange rows = tiles_[next_++];
   const auto& shape = scene_.info().shape;
   const std::int64_t pixels = rows.rows() * shape.samples;
   valid_.resize(static_cast<std::size_t>(pixels));
@@ -40,16 +40,16 @@ Result<FeatureTile*> FeatureTiles::next() {
   return &current_;
 }
 
-std::vector<io::RowRange> row_tiles(io::RowRange span, std::int64_t tile_rows) {
+std::vector<RowRange> row_tiles(RowRange span, std::int64_t tile_rows) {
   const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
-  std::vector<io::RowRange> tiles;
+  std::vector<RowRange> tiles;
   for (std::int64_t r0 = span.begin; r0 < span.end; r0 += step) tiles.push_back({r0, std::min(span.end, r0 + step)});
   return tiles;
 }
 
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             const FeatureTileFn& fn, std::optional<io::RowRange> range) {
-  FeatureTiles tiles(scene, selection, row_tiles(range.value_or(io::RowRange{0, scene.info().shape.lines}), tile_rows));
+                             const FeatureTileFn& fn, std::optional<RowRange> range) {
+  FeatureTiles tiles(scene, selection, row_tiles(range.value_or(RowRange{0, scene.info().shape.lines}), tile_rows));
   for (;;) {
     auto tile = tiles.next();
     if (!tile) return tile.error();
@@ -62,7 +62,7 @@ std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::
                                float* queries, std::vector<std::int64_t>& pixel) {
   const std::int64_t pieces = (tile.pixels + kPackPixels - 1) / kPackPixels;
   std::vector<std::int64_t> first(static_cast<std::size_t>(pieces) + 1, 0);
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
       const auto from = tile.valid.begin() + piece * kPackPixels;
       const auto to = tile.valid.begin() + std::min(tile.pixels, (piece + 1) * kPackPixels);
@@ -71,7 +71,7 @@ std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::
   });
   for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
   pixel.resize(static_cast<std::size_t>(first.back()));
-  io::parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(pieces, 1, [&](std::int64_t begin, std::int64_t end) {
     for (auto piece = begin; piece < end; ++piece) {
       std::int64_t q = first[static_cast<std::size_t>(piece)];
       for (std::int64_t p = piece * kPackPixels; p < std::min(tile.pixels, (piece + 1) * kPackPixels); ++p) {
@@ -90,7 +90,7 @@ std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::
   return first.back();
 }
 
-Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
                               const ValidityFn& fn) {
   FeatureTiles pass(scene, selection, std::move(tiles), true);
   for (;;) {
@@ -102,8 +102,8 @@ Status for_each_validity_tile(const io::Cube& scene, const BandSelection& select
 }
 
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, std::optional<io::RowRange> rows) {
-  const auto span = rows.value_or(io::RowRange{0, scene.info().shape.lines});
+                                                std::int64_t tile_rows, std::optional<RowRange> rows) {
+  const auto span = rows.value_or(RowRange{0, scene.info().shape.lines});
   std::vector<std::uint8_t> mask;
   mask.reserve(static_cast<std::size_t>(span.rows() * scene.info().shape.samples));
   HB_TRY(for_each_validity_tile(scene, selection, row_tiles(span, tile_rows), [&](std::span<const std::uint8_t> valid) {
@@ -117,10 +117,10 @@ namespace {
 // Tiles over the rows of the wanted pixels (ascending). A tile starts at a wanted row and
 // takes the next wanted rows within tile_rows, across gaps of at most max_gap rows:
 // rows far from every wanted pixel are not read.
-std::vector<io::RowRange> wanted_tiles(std::span<const std::int64_t> pixels, std::int64_t samples,
+std::vector<RowRange> wanted_tiles(std::span<const std::int64_t> pixels, std::int64_t samples,
                                        std::int64_t tile_rows, std::int64_t max_gap) {
   const std::int64_t step = std::max<std::int64_t>(tile_rows, 1);
-  std::vector<io::RowRange> tiles;
+  std::vector<RowRange> tiles;
   for (std::size_t i = 0; i < pixels.size();) {
     const std::int64_t r0 = pixels[i] / samples;
     std::int64_t last = r0;

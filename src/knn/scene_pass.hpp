@@ -22,7 +22,7 @@ class TileReader;
 namespace hb::knn {
 
 struct FeatureTile {
-  io::RowRange rows;
+  RowRange rows;
   std::int64_t first_pixel = 0;   // scene pixel index of the tile's first pixel
   std::int64_t pixels = 0;
   std::span<float> features;      // [pixels, dims]; zeros where invalid
@@ -33,7 +33,7 @@ struct FeatureTile {
 // validity_only the tiles carry their validity flags and no features.
 class FeatureTiles {
  public:
-  FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+  FeatureTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
                bool validity_only = false);
   ~FeatureTiles();
   FeatureTiles(const FeatureTiles&) = delete;
@@ -45,7 +45,7 @@ class FeatureTiles {
  private:
   const io::Cube& scene_;
   const BandSelection& selection_;
-  std::vector<io::RowRange> tiles_;
+  std::vector<RowRange> tiles_;
   bool validity_only_;
   std::size_t next_ = 0;
   std::unique_ptr<io::TileReader> reader_;
@@ -55,13 +55,13 @@ class FeatureTiles {
 };
 
 // Rows [span.begin, span.end) cut into tiles of at most tile_rows rows.
-std::vector<io::RowRange> row_tiles(io::RowRange span, std::int64_t tile_rows);
+std::vector<RowRange> row_tiles(RowRange span, std::int64_t tile_rows);
 
 using FeatureTileFn = std::function<Status(FeatureTile&)>;
 
 // `rows` limits the pass to part of the scene (a rank's block); default: every row.
 Status for_each_feature_tile(const io::Cube& scene, const BandSelection& selection, std::int64_t tile_rows,
-                             const FeatureTileFn& fn, std::optional<io::RowRange> rows = {});
+                             const FeatureTileFn& fn, std::optional<RowRange> rows = {});
 
 // The valid pixels of a tile packed into query rows, [count, dims], each feature minus
 // shift[f] (in double, rounded once: the same rounding the training rows get); `pixel`
@@ -73,12 +73,12 @@ std::int64_t pack_valid_pixels(const FeatureTile& tile, std::int64_t dims, std::
 using ValidityFn = std::function<void(std::span<const std::uint8_t>)>;
 
 // fn(the validity flags of the tile's pixels) for each of the given row tiles, in order.
-Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<io::RowRange> tiles,
+Status for_each_validity_tile(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
                               const ValidityFn& fn);
 
 // The validity flag of every scene pixel.
 Result<std::vector<std::uint8_t>> validity_mask(const io::Cube& scene, const BandSelection& selection,
-                                                std::int64_t tile_rows, std::optional<io::RowRange> rows = {});
+                                                std::int64_t tile_rows, std::optional<RowRange> rows = {});
 
 // Features of the given scene pixels (ascending), [pixels.size(), dims]; tiles start
 // at a wanted pixel's row, so rows far from every wanted pixel are not read.

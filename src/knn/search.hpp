@@ -37,8 +37,8 @@
 #include <string_view>
 #include <vector>
 
-#include "io/data_type.hpp"
-#include "io/error.hpp"
+#include "src/base/data_type.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/backend/backend.hpp"
 #include "src/knn/distance.hpp"
@@ -118,9 +118,9 @@ class KnnSearch {
   // CUDA search uploads the tile as stored, half the bytes of FP32 for int16, and
   // gathers, widens and shifts on the GPU: packing FP32 on the host wrote 72 GB at 40 GB
   // of int16 scene, and the host's memory bandwidth bounded the classification.
-  virtual bool gathers(io::DataType) const { return false; }
+  virtual bool gathers(DataType) const { return false; }
   // Memory for the tiles handed to gather() (pinned on a GPU).
-  virtual io::HostAllocator tile_allocator() const { return {}; }
+  virtual HostAllocator tile_allocator() const { return {}; }
   // Pixels `pixel` (tile-local) of `tile` as FP32 queries [pixel.size(), bands.size()]
   // for search(), in slot 0 or 1: feature f = float(double(float(v)) - shift[f]), v the
   // pixel's sample in scene band bands[f] (gather_queries' bits; an empty shift leaves

@@ -11,7 +11,7 @@
 
 #include <fmt/core.h>
 
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 

@@ -16,7 +16,7 @@ TileWriter::~TileWriter() {
 
 Status TileWriter::finish() { return pending_.valid() ? pending_.get() : Status{}; }
 
-Status TileWriter::write(io::RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
+Status TileWriter::write(RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
                          std::span<const std::int64_t> searched, TopK& lists) {
   Tile& tile = tiles_[current_];
   tile.rows = rows;

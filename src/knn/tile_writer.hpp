@@ -36,7 +36,7 @@ class TileWriter {
   // the same memory), so the caller may search into it at once. Returns a failure of
   // the vote or the sink: this tile's on the caller's thread, an earlier tile's on a
   // background one.
-  Status write(io::RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
+  Status write(RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
                std::span<const std::int64_t> searched, TopK& lists);
   // Waits for the last tile; its failure, if any.
   Status finish();
@@ -44,7 +44,7 @@ class TileWriter {
  private:
   struct Tile {
     explicit Tile(TopK empty_lists) : lists(std::move(empty_lists)) {}
-    io::RowRange rows;
+    RowRange rows;
     std::int64_t pixels = 0;
     std::vector<std::int64_t> pixel, searched;
     TopK lists;

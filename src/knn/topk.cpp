@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::knn {
 
@@ -44,7 +44,7 @@ void TopK::reset() {
 
 void TopK::reset_memory() const {
   constexpr std::int64_t kPairsPerThread = std::int64_t{1} << 18;
-  io::parallel_for(queries_ * k_, kPairsPerThread, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(queries_ * k_, kPairsPerThread, [&](std::int64_t begin, std::int64_t end) {
     std::fill(distances_.begin() + begin, distances_.begin() + end, kNoDistance);
     std::fill(indices_.begin() + begin, indices_.begin() + end, kNoIndex);
   });

@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::knn {
 namespace {
@@ -33,7 +33,7 @@ class MemoryTrainingSource final : public TrainingSource {
 
 void shift_rows(float* rows, std::int64_t count, const std::vector<double>& shift) {
   const auto dims = static_cast<std::int64_t>(shift.size());
-  io::parallel_for(count, kShiftRowsPerThread, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(count, kShiftRowsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r)
       for (std::int64_t b = 0; b < dims; ++b) {
         float& x = rows[r * dims + b];

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/knn/distance.hpp"
 #include "src/knn/features.hpp"
 #include "src/knn/search.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/knn/training.hpp"
 
 namespace hb::knn {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/linalg/matrix.hpp"
 
 namespace hb::linalg {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/linalg/eigen.hpp"
 #include "src/linalg/matrix.hpp"
 #include "src/mnf/linear_map.hpp"

@@ -7,7 +7,7 @@
 #include "io/tile_reader.hpp"
 #include "io/write_behind.hpp"
 #include "mpi/agree.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,7 @@ void log_rate(const char* stage, double seconds, std::int64_t bytes) {
 
 std::int64_t tile_count(std::int64_t lines, std::int64_t rows) { return (lines + rows - 1) / rows; }
 
-io::RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t lines) {
+RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t lines) {
   return {index * rows, std::min(lines, (index + 1) * rows)};
 }
 
@@ -46,8 +46,8 @@ Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& back
 }
 
 // Rows `core` of `tile` with up to `halo` rows each side, as a tile of their own.
-io::Tile sub_tile(const io::Tile& tile, io::RowRange core, std::int64_t halo) {
-  const io::RowRange held{std::max(tile.held().begin, core.begin - halo), std::min(tile.held().end, core.end + halo)};
+io::Tile sub_tile(const io::Tile& tile, RowRange core, std::int64_t halo) {
+  const RowRange held{std::max(tile.held().begin, core.begin - halo), std::min(tile.held().end, core.end + halo)};
   io::Tile part(tile.type(), tile.samples(), tile.bands(), held, core);
   const auto row_bytes = tile.bytes().size() / static_cast<std::size_t>(tile.held().rows());
   const auto from = static_cast<std::size_t>(held.begin - tile.held().begin) * row_bytes;
@@ -77,7 +77,7 @@ struct StatsSink {
   Status add(const io::Tile& tile) {
     const bool views = backend.kind() == BackendKind::cuda;
     for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
-      const io::RowRange core{r, std::min(tile.core().end, r + granule_rows)};
+      const RowRange core{r, std::min(tile.core().end, r + granule_rows)};
       if (core == tile.core() || views) {
         HB_TRY(add_granule(tile.with_core(core), r));
         continue;
@@ -102,8 +102,8 @@ struct StatsSink {
 };
 
 // The rows of `block` cut into tiles of at most `rows`.
-std::vector<io::RowRange> split_rows(io::RowRange block, std::int64_t rows) {
-  std::vector<io::RowRange> tiles;
+std::vector<RowRange> split_rows(RowRange block, std::int64_t rows) {
+  std::vector<RowRange> tiles;
   for (std::int64_t r = block.begin; r < block.end; r += rows) tiles.push_back({r, std::min(block.end, r + rows)});
   return tiles;
 }
@@ -266,7 +266,7 @@ Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& r
 // write, so that no rank waits in a write another will not make.
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
-                      std::int64_t outputs, const mpi::Comm& comm, const io::HostAllocator& allocator,
+                      std::int64_t outputs, const mpi::Comm& comm, const HostAllocator& allocator,
                       const Decomposition& blocks, PerTile&& per_tile) {
   const Stopwatch clock;
   const auto& shape = cube.info().shape;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
 #include "src/backend/cpu_mnf.hpp"
 #include "src/linalg/blas_threads.hpp"
@@ -121,7 +121,7 @@ Result<std::vector<std::int64_t>> probe_valid_pixels(const io::Cube& cube, const
     // 1032 probes, before the statistics pass could start). The first failure in tile
     // order is the one reported, whatever the threads' timing.
     std::vector<Status> outcome(static_cast<std::size_t>(mine));
-    io::parallel_for(mine, 8, [&](std::int64_t begin, std::int64_t end) {
+    parallel_for(mine, 8, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) outcome[static_cast<std::size_t>(i)] = probe(tile_of(i));
     });
     const auto failed = std::find_if(outcome.begin(), outcome.end(), [](const Status& s) { return !s.ok(); });

@@ -14,7 +14,7 @@
 #include "src/backend/rank_backend.hpp"
 #include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::mnf {
 namespace {
@@ -160,7 +160,7 @@ io::CubeInfo components_info(const io::Cube& cube, Method method, std::int64_t m
   const auto& scene = cube.info();
   io::CubeInfo info;
   info.shape = {scene.shape.lines, scene.shape.samples, m};
-  info.type = io::DataType::f32;
+  info.type = DataType::f32;
   info.meta.description = std::string(method == Method::mnf ? "MNF" : "PCA") + " components of " + cube.path();
   for (std::int64_t j = 0; j < m; ++j)
     info.meta.band_names.push_back((method == Method::mnf ? "MNF " : "PC ") + std::to_string(j + 1));
@@ -183,7 +183,7 @@ Result<ReservedOutput> create_reserved(const std::string& path, const io::CubeIn
   write.comm = &comm;
   auto writer = io::create_cube(path, info, write);
   if (!writer) return writer.error();
-  const io::RowRange share = mpi::even_rows(info.shape.lines, comm);
+  const RowRange share = mpi::even_rows(info.shape.lines, comm);
   ReservedOutput out{std::move(*writer), {}};
   out.reserved = std::async(std::launch::async, [writer = out.writer.get(), share, path] {
     const Stopwatch clock;
@@ -231,7 +231,7 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
   spdlog::info("wrote {} ({} components)", o.output, m);
   if (o.denoise_output.empty()) return {};
   io::CubeInfo info = cube.info();
-  info.type = io::DataType::f32;
+  info.type = DataType::f32;
   auto denoised = create_reserved(o.denoise_output, info, comm);
   if (!denoised) return denoised.error();
   HB_TRY(wait_reserved(*denoised, comm));

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "src/linalg/matrix.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "src/linalg/matrix.hpp"
 #include "src/mnf/basis.hpp"
 #include "src/mnf/stats.hpp"

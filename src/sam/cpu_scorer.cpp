@@ -48,7 +48,7 @@ class CpuScorer final : public SamScorer {
     dots_.resize(static_cast<std::size_t>(n * refs_.count));
     const bool has_ignore = bands.ignore_value.has_value();
     const float ignore = static_cast<float>(bands.ignore_value.value_or(0.0));
-    io::visit_data_type(tile.type(), [&](auto zero) {
+    visit_data_type(tile.type(), [&](auto zero) {
       using T = decltype(zero);
       const T* values = tile.as<T>().data();
       for (std::int64_t p = 0; p < n; ++p) {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernels/sam/sam.cuh"
-#include "src/backend/cuda_device_buffers.hpp"
+#include "src/base/cuda_buffers.hpp"
 #include "src/sam/cuda_scorer.hpp"
 
 namespace hb::sam {
@@ -54,7 +54,7 @@ class CudaScorer final : public SamScorer {
     if (!direct_) return "dgemm";
     return constant_ ? "direct, constant memory" : "direct, global memory";
   }
-  io::HostAllocator host_allocator() const override { return backend_->host_allocator(); }
+  HostAllocator host_allocator() const override { return backend_->host_allocator(); }
 
   Status set_references(const References& refs) override {
     cudaSetDevice(device_);
@@ -85,7 +85,7 @@ class CudaScorer final : public SamScorer {
     cudaSetDevice(device_);
     HB_TRY(upload_bands(bands));
     const std::int64_t pixels = tile.core().rows() * tile.samples();
-    const std::size_t sample_bytes = io::bytes_per_sample(tile.type());
+    const std::size_t sample_bytes = bytes_per_sample(tile.type());
     const auto raw_bytes = static_cast<std::size_t>(pixels * tile.bands()) * sample_bytes;
     const std::byte* core = tile.bytes().data() + static_cast<std::size_t>(tile.offset(tile.core().begin, 0)) * sample_bytes;
     HB_CUDA_TRY(raw_.reserve(std::max<std::size_t>(raw_bytes, 1)), "cudaMalloc tile");
@@ -141,7 +141,7 @@ class CudaScorer final : public SamScorer {
     HB_CUDA_TRY(x_.reserve(static_cast<std::size_t>(chunk * refs_.dims) * 8), "cudaMalloc pixels");
     HB_CUDA_TRY(dots_.reserve(static_cast<std::size_t>(chunk * refs_.count) * 8), "cudaMalloc dots");
     HB_CUDA_TRY(norm_.reserve(static_cast<std::size_t>(chunk) * 8), "cudaMalloc norms");
-    const std::size_t sample_bytes = io::bytes_per_sample(in.type);
+    const std::size_t sample_bytes = bytes_per_sample(in.type);
     for (std::int64_t p0 = 0; p0 < in.pixels; p0 += chunk) {
       const std::int64_t n = std::min(chunk, in.pixels - p0);
       k::RawPixels part = in;

@@ -48,7 +48,7 @@ Result<SpectralLibrary> read_envi_library(const std::string& path) {
   std::vector<std::byte> raw(static_cast<std::size_t>(info.total_bytes()));
   HB_TRY((*cube)->read_rows({0, info.shape.lines}, raw));
   lib.spectra.resize(static_cast<std::size_t>(info.shape.pixels()));
-  io::visit_data_type(info.type, [&](auto zero) {
+  visit_data_type(info.type, [&](auto zero) {
     const auto* values = reinterpret_cast<const decltype(zero)*>(raw.data());
     for (std::size_t i = 0; i < lib.spectra.size(); ++i) lib.spectra[i] = static_cast<double>(values[i]);
   });

@@ -33,11 +33,11 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
   const auto classes = knn::complete_class_table(given, static_cast<int>(library.count() + 1));
   std::vector<knn::Product> products{
       {"", "", knn::class_map_info(scene, scene_path, description, classes)},
-      {kScoreDataset, kScoreSuffix, knn::product_info(scene, scene_path, description, io::DataType::f32, 1)}};
+      {kScoreDataset, kScoreSuffix, knn::product_info(scene, scene_path, description, DataType::f32, 1)}};
   products[1].info.meta.band_names = {method == Method::sam ? "best angle" : "best correlation"};
   SamOutputs out;
   if (!rules.empty()) {
-    auto info = knn::product_info(scene, scene_path, description, io::DataType::f32, library.count());
+    auto info = knn::product_info(scene, scene_path, description, DataType::f32, library.count());
     info.meta.band_names = library.names;
     io::WriteOptions options;
     options.comm = comm;
@@ -52,7 +52,7 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
   return out;
 }
 
-Status SamOutputs::write(io::RowRange rows, std::span<const std::uint16_t> labels, const TileScores& scores) {
+Status SamOutputs::write(RowRange rows, std::span<const std::uint16_t> labels, const TileScores& scores) {
   HB_TRY(classes_->write(0, rows, std::as_bytes(labels)));
   HB_TRY(classes_->write(1, rows, std::as_bytes(std::span<const float>(scores.best_score))));
   if (rules_) HB_TRY(rules_->write_rows(rows, std::as_bytes(std::span<const float>(scores.scores))));

@@ -32,7 +32,7 @@ class SamOutputs {
                                    const std::string& scene_path, const ResampledLibrary& library, Method method,
                                    const mpi::Comm* comm = nullptr);
   bool wants_rules() const { return rules_ != nullptr; }
-  Status write(io::RowRange rows, std::span<const std::uint16_t> labels, const TileScores& scores);
+  Status write(RowRange rows, std::span<const std::uint16_t> labels, const TileScores& scores);
   // Rules first, the class map last: its presence means the run finished.
   Status commit();
   std::vector<std::string> paths() const;

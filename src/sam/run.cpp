@@ -14,7 +14,7 @@
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
 #include "src/sam/unique_pixels.hpp"
-#include "src/stopwatch.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::sam {
 namespace {
@@ -146,12 +146,12 @@ void label_pixels(const SamJob& job, const TileScores& scores, std::vector<std::
 
 // This rank's tiles: a contiguous block of the scene's rows (mpi/decomposition.hpp, the
 // rule MNF uses; SAM's cost per row is even, so rows weigh alike), cut into tiles.
-std::vector<io::RowRange> rank_tiles(std::int64_t lines, std::int64_t tile_rows, const mpi::Comm& ranks) {
+std::vector<RowRange> rank_tiles(std::int64_t lines, std::int64_t tile_rows, const mpi::Comm& ranks) {
   const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, ranks.size())};
   std::vector<double> weights;
   for (std::int64_t t = 0; t < grid.count(); ++t) weights.push_back(static_cast<double>(grid.rows(t).rows()));
   const auto block = mpi::block_of(grid, mpi::balanced_cuts(weights, ranks.size()), ranks.rank()).rows;
-  std::vector<io::RowRange> tiles;
+  std::vector<RowRange> tiles;
   for (std::int64_t r = block.begin; r < block.end; r += tile_rows)
     tiles.push_back({r, std::min(block.end, r + tile_rows)});
   return tiles;

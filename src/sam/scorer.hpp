@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/backend/backend.hpp"
 
@@ -74,7 +74,7 @@ class SamScorer {
   virtual Status set_references(const References& references) = 0;
   virtual Status score(const io::Tile& tile, const PixelBands& bands, bool all_scores, TileScores& out) = 0;
   // Memory for tiles: pinned on CUDA.
-  virtual io::HostAllocator host_allocator() const { return {}; }
+  virtual HostAllocator host_allocator() const { return {}; }
 };
 
 std::unique_ptr<SamScorer> make_cpu_sam_scorer();

@@ -7,7 +7,7 @@ namespace hb::sam {
 namespace {
 
 std::size_t pixel_bytes(const io::Tile& tile) {
-  return static_cast<std::size_t>(tile.bands()) * static_cast<std::size_t>(io::bytes_per_sample(tile.type()));
+  return static_cast<std::size_t>(tile.bands()) * static_cast<std::size_t>(bytes_per_sample(tile.type()));
 }
 
 const std::byte* core_pixel(const io::Tile& tile, std::int64_t p) {

@@ -3,7 +3,7 @@
 // a duplicate is bit-identical and gets bit-identical scores.
 #pragma once
 
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/backend/backend.hpp"
 #include "src/dedup/dedup.hpp"

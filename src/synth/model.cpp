@@ -118,7 +118,7 @@ void generate_pixel(const SceneModel& m, const PixelCover& cover, std::int64_t l
 }
 
 // Pixels [first, last) of a row range, counted from its first row.
-void generate_pixels(const SceneModel& m, io::RowRange rows, std::span<std::int16_t> pixels_bip,
+void generate_pixels(const SceneModel& m, RowRange rows, std::span<std::int16_t> pixels_bip,
                      std::span<std::uint8_t> truth, std::size_t first, std::size_t last) {
   const auto samples = static_cast<std::size_t>(m.samples());
   const auto bands = static_cast<std::size_t>(m.bands());
@@ -154,7 +154,7 @@ SceneModel::SceneModel(const SynthOptions& opts, const SceneParams& scene_params
       layout(opts.lines, opts.samples, opts.classes, opts.seed, opts.fill_border, scene_params.layout),
       noise_key(stream_key(opts.seed, Stream::pixel_noise)) {}
 
-void generate_rows(const SceneModel& m, io::RowRange rows, std::span<std::int16_t> pixels_bip,
+void generate_rows(const SceneModel& m, RowRange rows, std::span<std::int16_t> pixels_bip,
                    std::span<std::uint8_t> truth, int threads) {
   const auto pixels = static_cast<std::size_t>(rows.rows() * m.samples());
   assert(rows.begin >= 0 && rows.end <= m.lines());

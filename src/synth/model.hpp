@@ -49,7 +49,7 @@ struct SceneModel {
 // reflectance x 10000, kFillValue outside the flightline) and `truth` (rows x samples,
 // 0 = no data, else material index + 1). The bytes depend only on the model and the
 // row numbers, never on how the scene is split into calls or `threads`.
-void generate_rows(const SceneModel& model, io::RowRange rows, std::span<std::int16_t> pixels_bip,
+void generate_rows(const SceneModel& model, RowRange rows, std::span<std::int16_t> pixels_bip,
                    std::span<std::uint8_t> truth, int threads = 1);
 
 // The pure spectra the scene's noise-free pixels are made of (classes x bands): material

@@ -49,7 +49,7 @@ OutputPaths output_paths(const std::string& out) {
 io::CubeInfo scene_info(const SceneModel& m) {
   io::CubeInfo info;
   info.shape = {m.lines(), m.samples(), m.bands()};
-  info.type = io::DataType::i16;
+  info.type = DataType::i16;
   auto& meta = info.meta;
   meta.description = description(m, "surface reflectance x 10000 with noise and detector striping");
   set_wavelengths(m, meta);
@@ -60,14 +60,14 @@ io::CubeInfo scene_info(const SceneModel& m) {
         fmt::format("Band {} ({:.1f} nm)", b + 1, m.wavelengths.centre_nm[static_cast<std::size_t>(b)]));
   meta.extra.emplace_back("reflectance scale factor", "10000");
   meta.envi_interleave = m.options.interleave;
-  meta.envi_byte_order = io::ByteOrder::little;
+  meta.envi_byte_order = ByteOrder::little;
   return info;
 }
 
 io::CubeInfo truth_info(const SceneModel& m) {
   io::CubeInfo info;
   info.shape = {m.lines(), m.samples(), 1};
-  info.type = io::DataType::u8;
+  info.type = DataType::u8;
   auto& meta = info.meta;
   meta.description = description(m, "material class truth (0 = no data)");
   meta.file_type = "ENVI Classification";
@@ -79,14 +79,14 @@ io::CubeInfo truth_info(const SceneModel& m) {
     meta.class_lookup.insert(meta.class_lookup.end(), material.colour.begin(), material.colour.end());
   }
   meta.band_names = {"Material class"};
-  meta.envi_byte_order = io::ByteOrder::little;
+  meta.envi_byte_order = ByteOrder::little;
   return info;
 }
 
 io::CubeInfo library_info(const SceneModel& m) {
   io::CubeInfo info;
   info.shape = {m.classes(), m.bands(), 1};  // a spectral library: one spectrum per line
-  info.type = io::DataType::f32;
+  info.type = DataType::f32;
   auto& meta = info.meta;
   meta.description =
       description(m, "material spectra the noise-free pixels are made of (reflectance x atmospheric transmittance)");
@@ -94,7 +94,7 @@ io::CubeInfo library_info(const SceneModel& m) {
   set_wavelengths(m, meta);
   for (const auto& material : m.materials) meta.spectra_names.push_back(material.name);
   meta.extra.emplace_back("reflectance scale factor", "1.0");
-  meta.envi_byte_order = io::ByteOrder::little;
+  meta.envi_byte_order = ByteOrder::little;
   return info;
 }
 
@@ -113,7 +113,7 @@ Status stream_scene(const SceneModel& m, io::CubeWriter& scene, io::CubeWriter& 
   std::vector<std::int16_t> pixels(pixels_per_tile * static_cast<std::size_t>(m.bands()));
   std::vector<std::uint8_t> classes(pixels_per_tile);
   for (std::int64_t begin = 0; begin < m.lines(); begin += rows_per_tile) {
-    const io::RowRange rows{begin, std::min(begin + rows_per_tile, m.lines())};
+    const RowRange rows{begin, std::min(begin + rows_per_tile, m.lines())};
     const auto pixel_count = static_cast<std::size_t>(rows.rows() * m.samples());
     const std::span<std::int16_t> tile(pixels.data(), pixel_count * static_cast<std::size_t>(m.bands()));
     const std::span<std::uint8_t> tile_truth(classes.data(), pixel_count);

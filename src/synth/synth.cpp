@@ -28,14 +28,14 @@ Status validate(const std::string& out, const SynthOptions& o) {
   return {};
 }
 
-io::WriteOptions interleaved(io::Interleave interleave) {
+io::WriteOptions interleaved(Interleave interleave) {
   io::WriteOptions options;
   options.interleave = interleave;
   return options;
 }
 
 Status write_library(const SceneModel& model, const OutputPaths& paths, std::unique_ptr<io::CubeWriter>& writer) {
-  auto created = io::create_cube(paths.library_data, library_info(model), interleaved(io::Interleave::bsq));
+  auto created = io::create_cube(paths.library_data, library_info(model), interleaved(Interleave::bsq));
   if (!created) return created.error();
   writer = std::move(*created);
   const std::vector<float> spectra = material_library(model);
@@ -52,7 +52,7 @@ Result<SynthOutputs> write_synthetic_scene(const std::string& out_header, const 
 
   auto scene = io::create_cube(paths.scene_target, scene_info(model), interleaved(options.interleave));
   if (!scene) return scene.error();
-  auto truth = io::create_cube(paths.truth, truth_info(model), interleaved(io::Interleave::bsq));
+  auto truth = io::create_cube(paths.truth, truth_info(model), interleaved(Interleave::bsq));
   if (!truth) return truth.error();
   std::unique_ptr<io::CubeWriter> library;
   HB_TRY(write_library(model, paths, library));

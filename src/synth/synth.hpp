@@ -6,8 +6,8 @@
 #include <functional>
 #include <string>
 
-#include "io/data_type.hpp"
-#include "io/error.hpp"
+#include "src/base/data_type.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::synth {
 
@@ -17,7 +17,7 @@ struct SynthOptions {
   std::int64_t bands = 224;
   int classes = 6;
   std::uint64_t seed = 1;
-  io::Interleave interleave = io::Interleave::bip;
+  Interleave interleave = Interleave::bip;
   double fill_border = 0.0;    // fraction of the scene area that is no-data border, [0, 1)
   std::int64_t tile_rows = 0;  // rows generated per step; 0 = chosen from a memory budget
   int threads = 0;             // generator threads; 0 = one per hardware thread (same bytes either way)

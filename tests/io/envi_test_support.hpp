@@ -16,8 +16,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "io/data_type.hpp"
-#include "io/error.hpp"
+#include "src/base/data_type.hpp"
+#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "tests/support/scratch_dir.hpp"
 

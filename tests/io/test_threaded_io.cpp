@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "io/posix_file.hpp"
 #include "io/write_behind.hpp"
 #include "tests/support/scratch_dir.hpp"

@@ -15,7 +15,7 @@ bool have_device() {
 
 double Scene::at(std::int64_t row, std::int64_t col, std::int64_t band) const {
   const std::int64_t i = (row * samples + col) * bands + band;
-  return io::visit_data_type(type, [&](auto zero) {
+  return visit_data_type(type, [&](auto zero) {
     using T = decltype(zero);
     T v;
     std::memcpy(&v, raw.data() + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
@@ -26,18 +26,18 @@ double Scene::at(std::int64_t row, std::int64_t col, std::int64_t band) const {
 namespace {
 
 void put(Scene& s, std::int64_t i, double value) {
-  io::visit_data_type(s.type, [&](auto zero) {
+  visit_data_type(s.type, [&](auto zero) {
     using T = decltype(zero);
     const T v = static_cast<T>(value);
     std::memcpy(s.raw.data() + i * static_cast<std::int64_t>(sizeof(T)), &v, sizeof(T));
   });
 }
 
-bool is_float(io::DataType t) { return t == io::DataType::f32 || t == io::DataType::f64; }
+bool is_float(DataType t) { return t == DataType::f32 || t == DataType::f64; }
 
 }  // namespace
 
-Scene make_scene(io::DataType type, std::int64_t lines, std::int64_t samples, std::int64_t bands, int good_bands,
+Scene make_scene(DataType type, std::int64_t lines, std::int64_t samples, std::int64_t bands, int good_bands,
                  unsigned seed) {
   Scene s;
   s.type = type;
@@ -45,7 +45,7 @@ Scene make_scene(io::DataType type, std::int64_t lines, std::int64_t samples, st
   s.samples = samples;
   s.bands = bands;
   s.ignore = -9999.0;
-  s.raw.resize(static_cast<std::size_t>(lines * samples * bands) * io::bytes_per_sample(type));
+  s.raw.resize(static_cast<std::size_t>(lines * samples * bands) * bytes_per_sample(type));
   const std::int64_t bad = bands - good_bands;
   for (std::int64_t b = 0; b < bands; ++b)
     if (!(b % 2 == 1 && b / 2 < bad)) s.good.push_back(static_cast<int>(b));
@@ -79,7 +79,7 @@ std::int64_t held_end(const Scene& s, std::int64_t core_end, int halo) { return 
 
 std::vector<std::byte> held_bytes(const Scene& s, std::int64_t core_begin, std::int64_t core_end, int halo) {
   const auto row_bytes = static_cast<std::ptrdiff_t>(s.samples * s.bands) *
-                         static_cast<std::ptrdiff_t>(io::bytes_per_sample(s.type));
+                         static_cast<std::ptrdiff_t>(bytes_per_sample(s.type));
   return {s.raw.begin() + held_begin(core_begin, halo) * row_bytes,
           s.raw.begin() + held_end(s, core_end, halo) * row_bytes};
 }

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 #include "kernels/mnf/types.cuh"
 
 namespace hb::kernels::mnf::test {
@@ -57,7 +57,7 @@ class DeviceBuffer {
 
 // A whole scene of raw samples (lines x samples x bands, BIP) and its pixel rules.
 struct Scene {
-  io::DataType type = io::DataType::i16;
+  DataType type = DataType::i16;
   std::int64_t lines = 0, samples = 0, bands = 0;
   std::vector<std::byte> raw;
   std::vector<int> good;  // good band indices
@@ -70,7 +70,7 @@ struct Scene {
 // Random samples around a per-band level, with ~3% of pixels excluded (ignore value in
 // one good band, or NaN for float types), a NaN or ignore value in a bad band of some
 // valid pixels (must not exclude them), and every second band among the first few bad.
-Scene make_scene(io::DataType type, std::int64_t lines, std::int64_t samples, std::int64_t bands, int good_bands,
+Scene make_scene(DataType type, std::int64_t lines, std::int64_t samples, std::int64_t bands, int good_bands,
                  unsigned seed);
 
 // The scene's rows [core_begin, core_end) plus up to `halo` rows each side, uploaded.

@@ -395,8 +395,8 @@ TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
   for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
   std::vector<std::int64_t> bands(static_cast<std::size_t>(kDims));
   std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});  // scene bands kDims .. 1 of kDims + 1
-  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
-    io::visit_data_type(type, [&](auto zero) {
+  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
+    visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
         const std::int64_t values = std::int64_t{std::numeric_limits<T>::max()} - std::numeric_limits<T>::min() + 1;
@@ -414,7 +414,7 @@ TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
           std::vector<float> got(static_cast<std::size_t>(pixels * kDims)), want(got.size());
           ASSERT_TRUE(search->copy_queries(*gathered, pixels * kDims, got.data()).ok());
           gather_queries(tile, pixel, bands, s, want.data());
-          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << io::data_type_name(type) << shifted;
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << data_type_name(type) << shifted;
         }
       }
     });

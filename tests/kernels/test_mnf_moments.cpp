@@ -18,7 +18,7 @@ struct Shape {
 const Shape kSmall{37, 29, 50, 45};
 const Shape kWide{13, 11, 230, 224};
 
-Scene scene_for(io::DataType type, const Shape& s) {
+Scene scene_for(DataType type, const Shape& s) {
   return make_scene(type, s.lines, s.samples, s.bands, s.good, 7u + static_cast<unsigned>(s.bands));
 }
 
@@ -48,11 +48,11 @@ void expect_moments(const DeviceStats& got, const RefMoments& want, int nb, cons
 }
 
 struct Case {
-  io::DataType type;
+  DataType type;
   Shape shape;
 };
-const Case kCases[] = {{io::DataType::i16, kSmall}, {io::DataType::i16, kWide},
-                       {io::DataType::f32, kSmall}, {io::DataType::f32, kWide}};
+const Case kCases[] = {{DataType::i16, kSmall}, {DataType::i16, kWide},
+                       {DataType::f32, kSmall}, {DataType::f32, kWide}};
 
 // Parameters are indices into kCases, so gtest and ctest print stable names.
 class MnfMoments : public ::testing::TestWithParam<int> {
@@ -130,7 +130,7 @@ TEST_P(MnfMoments, NoiseResidualsAreExact) {
 
 std::string case_name(const ::testing::TestParamInfo<int>& info) {
   const auto& [type, s] = kCases[info.param];
-  return std::string(io::data_type_name(type)) + "_" + std::to_string(s.lines) + "x" + std::to_string(s.samples) +
+  return std::string(data_type_name(type)) + "_" + std::to_string(s.lines) + "x" + std::to_string(s.samples) +
          "x" + std::to_string(s.bands) + "_nb" + std::to_string(s.good);
 }
 
@@ -140,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(Types, MnfMoments, ::testing::Range(0, 4), case_name);
 // and for two noise estimators (their halos cross every tile boundary).
 TEST(MnfMomentsTiling, TileSizeDoesNotChangeTheMoments) {
   HB_REQUIRE_DEVICE();
-  const Scene scene = scene_for(io::DataType::i16, kSmall);
+  const Scene scene = scene_for(DataType::i16, kSmall);
   const int nb = scene.nb();
   const auto shift = shift_for(scene);
   DeviceBuffer<double> d_shift(shift);

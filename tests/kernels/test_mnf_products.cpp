@@ -120,12 +120,12 @@ void expect_components(const std::vector<float>& got, const RefComponents& want,
 TEST(MnfTransform, SgemmAndConstantMemoryMatchFloat64) {
   HB_REQUIRE_DEVICE();
   CublasHandle handle;
-  for (io::DataType type : {io::DataType::i16, io::DataType::f32})
+  for (DataType type : {DataType::i16, DataType::f32})
     for (auto [lines, samples, bands, good] : {std::tuple{37, 29, 50, 45}, std::tuple{13, 11, 230, 224}})
       for (int m : {5, 30, 70}) {
         const Scene scene = make_scene(type, lines, samples, bands, good, 21);
         const int nb = scene.nb();
-        const std::string what = std::string(io::data_type_name(type)) + " nb " + std::to_string(nb) + " m " +
+        const std::string what = std::string(data_type_name(type)) + " nb " + std::to_string(nb) + " m " +
                                  std::to_string(m);
         const std::int64_t r0 = 1, r1 = lines - 1;
         DeviceTile tile(scene, r0, r1, 0);

@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SamCuda, FloatScenesWithNanPixelsAreIgnored) {
   HB_REQUIRE_GPU();
-  io::Tile tile(io::DataType::f32, 64, 7, {0, 3}, {1, 2});  // the core row only
+  io::Tile tile(DataType::f32, 64, 7, {0, 3}, {1, 2});  // the core row only
   auto v = tile.as<float>();
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0f + static_cast<float>((i * 37) % 11);
   v[static_cast<std::size_t>(tile.offset(1, 9) + 2)] = std::nanf("");

@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 #include "src/knn/features.hpp"
 #include "src/knn/search.hpp"
 #include "src/knn/training.hpp"
@@ -209,8 +209,8 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
         ASSERT_EQ(got.distances(q)[j], want.distances(q)[j]) << what << " query " << q;
       }
   };
-  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
-    io::visit_data_type(type, [&](auto zero) {
+  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
+    visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
         std::mt19937 rng(static_cast<unsigned>(type));
@@ -218,7 +218,7 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
         for (const bool shifted : {false, true})
           for (const auto method : explicit_methods()) {
             const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
-            const std::string what = std::string(io::data_type_name(type)) + (shifted ? " shifted " : " ") +
+            const std::string what = std::string(data_type_name(type)) + (shifted ? " shifted " : " ") +
                                      std::string(select_method_name(method));
             auto search = make(method);
             auto reference = make(method);
@@ -264,8 +264,8 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
     if (b != 1 && b != dims / 2 && b != selection.scene_bands - 1) selection.bands.push_back(b);
   std::vector<double> shift(static_cast<std::size_t>(dims));
   for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = 1000.0 + static_cast<double>(f) / 3.0;
-  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
-    io::visit_data_type(type, [&](auto zero) {
+  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
+    visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
         std::mt19937 rng(static_cast<unsigned>(type) + 7);
@@ -278,7 +278,7 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
           ASSERT_TRUE(search);
           for (int tile_number = 0; tile_number < 4; ++tile_number) {
             const int slot = tile_number % 2;
-            const std::string what = std::string(io::data_type_name(type)) + " ignore " +
+            const std::string what = std::string(data_type_name(type)) + " ignore " +
                                      (ignore ? std::to_string(*ignore) : std::string("none")) + " tile " +
                                      std::to_string(tile_number);
             io::Tile tile(type, kPixels, selection.scene_bands, {0, 1}, {0, 1}, search->tile_allocator());

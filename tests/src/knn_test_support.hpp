@@ -23,7 +23,7 @@ class MemoryCube final : public io::Cube {
   const std::string& path() const override { return path_; }
   io::CubeFormat format() const override { return io::CubeFormat::envi; }
   std::int64_t bytes_on_disk() const override { return static_cast<std::int64_t>(bytes_.size()); }
-  Status read_rows(io::RowRange rows, std::span<std::byte> out) const override {
+  Status read_rows(RowRange rows, std::span<std::byte> out) const override {
     const auto row_bytes = static_cast<std::size_t>(info_.bytes_per_row());
     std::memcpy(out.data(), bytes_.data() + static_cast<std::size_t>(rows.begin) * row_bytes,
                 static_cast<std::size_t>(rows.rows()) * row_bytes);

@@ -163,7 +163,7 @@ Scene make_scene() {
     }
   io::CubeInfo info;
   info.shape = {lines, samples, bands};
-  info.type = io::DataType::i16;
+  info.type = DataType::i16;
   s.cube = std::make_unique<knn::test::MemoryCube>(info, knn::test::to_bytes(values));
   return s;
 }

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 #include "src/knn/sampling.hpp"
 
 namespace hb::knn {
@@ -139,9 +139,9 @@ TEST(KnnSampling, DrawDoesNotDependOnTheThreadCount) {
     r.valid.push_back(p % 97 == 0 ? 0 : 1);
   }
   for (const SplitOptions options : {SplitOptions{std::nullopt, 300, 4}, SplitOptions{0.02, std::nullopt, 4}}) {
-    io::share_host_threads(1 << 20);  // one thread
+    share_host_threads(1 << 20);  // one thread
     const auto serial = *stratified_split(r.truth, r.valid, options);
-    io::share_host_threads(1);  // every allowed CPU
+    share_host_threads(1);  // every allowed CPU
     const auto parallel = *stratified_split(r.truth, r.valid, options);
     EXPECT_EQ(serial.train, parallel.train);
     EXPECT_EQ(serial.eval, parallel.eval);

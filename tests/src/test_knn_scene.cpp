@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "knn_test_support.hpp"
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 #include "src/knn/accuracy.hpp"
 #include "src/knn/classify.hpp"
 #include "src/knn/evaluation.hpp"
@@ -49,7 +49,7 @@ Scene make_scene() {
     }
   io::CubeInfo info;
   info.shape = {kLines, kSamples, kBands};
-  info.type = io::DataType::i16;
+  info.type = DataType::i16;
   info.meta.bbl.assign(kBands, 1);
   info.meta.bbl[kBadBand] = 0;
   info.meta.data_ignore_value = kNoData;
@@ -290,12 +290,12 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
   const auto selection = select_good_bands(info);
   const std::vector<double> shift{-0.3, 1e5, 17.25, 1.0 / 3.0};
   const double ignore = 7;
-  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16, io::DataType::i32,
-                          io::DataType::u32, io::DataType::i64, io::DataType::u64, io::DataType::f32,
-                          io::DataType::f64}) {
+  for (const auto type : {DataType::u8, DataType::i16, DataType::u16, DataType::i32,
+                          DataType::u32, DataType::i64, DataType::u64, DataType::f32,
+                          DataType::f64}) {
     io::Tile tile(type, kWide, kSceneBands, {0, kRows}, {0, kRows});
     std::mt19937 rng(static_cast<unsigned>(type));
-    io::visit_data_type(type, [&](auto zero) {
+    visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
       auto values = tile.as<T>();
       for (std::size_t i = 0; i < values.size(); ++i) {
@@ -318,19 +318,19 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
       ASSERT_EQ(pack_valid_queries(tile, selection, ignore, s, got.data(), got_valid, got_pixel), n);
       EXPECT_GT(n, tile.pixels() / 2);
       EXPECT_LT(n, tile.pixels());
-      EXPECT_EQ(got_valid, valid) << io::data_type_name(type);
-      EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
+      EXPECT_EQ(got_valid, valid) << data_type_name(type);
+      EXPECT_EQ(got_pixel, want_pixel) << data_type_name(type);
       EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
-          << io::data_type_name(type) << (shifted ? " shifted" : "");
+          << data_type_name(type) << (shifted ? " shifted" : "");
       // The valid pixels listed, then their queries gathered (the path a GPU search
       // takes, here on the host): the same pixels and bits.
       std::vector<float> gathered(features.size());
       ASSERT_EQ(valid_pixels(tile, selection, ignore, got_valid, got_pixel), n);
-      EXPECT_EQ(got_valid, valid) << io::data_type_name(type);
-      EXPECT_EQ(got_pixel, want_pixel) << io::data_type_name(type);
+      EXPECT_EQ(got_valid, valid) << data_type_name(type);
+      EXPECT_EQ(got_pixel, want_pixel) << data_type_name(type);
       gather_queries(tile, got_pixel, selection.bands, s, gathered.data());
       EXPECT_EQ(std::memcmp(gathered.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
-          << io::data_type_name(type) << (shifted ? " shifted, listed then gathered" : " listed then gathered");
+          << data_type_name(type) << (shifted ? " shifted, listed then gathered" : " listed then gathered");
     }
   }
 }
@@ -345,12 +345,12 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
   info.shape = {1, kWide, kSceneBands};
   info.meta.bbl = {1, 0, 1, 1};
   const auto selection = select_good_bands(info);
-  for (const auto type : {io::DataType::u8, io::DataType::i16, io::DataType::u16})
+  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
     for (const double ignore : {7.0, 7.5, -1.0, 255.0, 65535.0, -32768.0, 1e6, std::numeric_limits<double>::quiet_NaN(),
                                 std::numeric_limits<double>::infinity()}) {
       io::Tile tile(type, kWide, kSceneBands, {0, 1}, {0, 1});
       std::mt19937 rng(static_cast<unsigned>(type));
-      io::visit_data_type(type, [&](auto zero) {
+      visit_data_type(type, [&](auto zero) {
         using T = decltype(zero);
         auto values = tile.as<T>();
         // The ignore value where the type holds it; otherwise a value it cannot equal.
@@ -363,10 +363,10 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
       std::vector<std::uint8_t> want(kWide), got(kWide);
       extract_features(tile, 0, kWide, selection, ignore, features.data(), want.data());
       extract_validity(tile, selection, ignore, got.data());
-      EXPECT_EQ(got, want) << io::data_type_name(type) << " ignore " << ignore;
+      EXPECT_EQ(got, want) << data_type_name(type) << " ignore " << ignore;
       // The GPU's rule (narrow_ignore_target): out when a used band holds the target.
       const auto target = narrow_ignore_target(type, ignore);
-      io::visit_data_type(type, [&](auto zero) {
+      visit_data_type(type, [&](auto zero) {
         using T = decltype(zero);
         if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
           const auto values = tile.as<T>();
@@ -374,7 +374,7 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
             bool out = false;
             for (const auto b : selection.bands)
               out |= target && std::int64_t{values[static_cast<std::size_t>(p * kSceneBands + b)]} == *target;
-            ASSERT_EQ(want[static_cast<std::size_t>(p)], out ? 0 : 1) << io::data_type_name(type) << " ignore " << ignore;
+            ASSERT_EQ(want[static_cast<std::size_t>(p)], out ? 0 : 1) << data_type_name(type) << " ignore " << ignore;
           }
         }
       });
@@ -385,7 +385,7 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
 // ids as they are, and one id out of 0..65535 anywhere is a bad-input error on "data".
 TEST(KnnTruth, ClassRasterIdsAreReadOrRefusedWithTheirField) {
   const io::CubeShape shape{2000, 1000, 1};
-  const auto raster = [&](io::DataType type, auto values) {
+  const auto raster = [&](DataType type, auto values) {
     io::CubeInfo info;
     info.shape = shape;
     info.type = type;
@@ -393,19 +393,19 @@ TEST(KnnTruth, ClassRasterIdsAreReadOrRefusedWithTheirField) {
   };
   std::vector<std::int32_t> ids(static_cast<std::size_t>(shape.pixels()));
   for (std::size_t p = 0; p < ids.size(); ++p) ids[p] = static_cast<std::int32_t>((p * 7919) % 65536);
-  const auto read = read_class_raster(raster(io::DataType::i32, ids), shape);
+  const auto read = read_class_raster(raster(DataType::i32, ids), shape);
   ASSERT_TRUE(read.ok()) << read.error().line();
   for (std::size_t p = 0; p < ids.size(); ++p) ASSERT_EQ((*read)[p], ids[p]) << "pixel " << p;
   for (const std::int32_t bad : {-1, 65536}) {
     auto wrong = ids;
     wrong[1234567] = bad;
-    const auto refused = read_class_raster(raster(io::DataType::i32, wrong), shape);
+    const auto refused = read_class_raster(raster(DataType::i32, wrong), shape);
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.error().kind, ErrorKind::bad_input);
     EXPECT_EQ(refused.error().field, "data");
     EXPECT_EQ(refused.error().file, "memory.hdr");
   }
-  const auto floats = read_class_raster(raster(io::DataType::f32, std::vector<float>(ids.size(), 1.0f)), shape);
+  const auto floats = read_class_raster(raster(DataType::f32, std::vector<float>(ids.size(), 1.0f)), shape);
   ASSERT_FALSE(floats.ok());
   EXPECT_EQ(floats.error().field, "data type");
 }

@@ -174,7 +174,7 @@ TEST(StatsFileTest, RoundTripsAndRebuildsTheSameBasis) {
 TEST(PipelineTest, TileRowsFollowTheMemoryBudget) {
   io::CubeInfo info;
   info.shape = {1000, 100, 10};
-  info.type = io::DataType::i16;
+  info.type = DataType::i16;
   PipelineOptions options;
   options.memory_budget_bytes = 100 * (20 + 10 * 12 + 4 * 12) * 7;
   EXPECT_EQ(tile_rows_for(info, options, 4), 7);

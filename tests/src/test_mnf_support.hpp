@@ -51,12 +51,12 @@ inline Scene random_scene(std::int64_t lines, std::int64_t samples, std::int64_t
 
 // A tile of `core` rows plus `above`/`below` halo rows (clipped), values cast to T.
 template <class T>
-io::Tile make_tile(const Scene& scene, io::RowRange core, std::int64_t above = 0, std::int64_t below = 0) {
-  const io::RowRange held{std::max<std::int64_t>(0, core.begin - above), std::min(scene.lines, core.end + below)};
-  io::DataType type = io::DataType::f64;
-  if constexpr (std::is_same_v<T, float>) type = io::DataType::f32;
-  if constexpr (std::is_same_v<T, std::int16_t>) type = io::DataType::i16;
-  if constexpr (std::is_same_v<T, std::uint16_t>) type = io::DataType::u16;
+io::Tile make_tile(const Scene& scene, RowRange core, std::int64_t above = 0, std::int64_t below = 0) {
+  const RowRange held{std::max<std::int64_t>(0, core.begin - above), std::min(scene.lines, core.end + below)};
+  DataType type = DataType::f64;
+  if constexpr (std::is_same_v<T, float>) type = DataType::f32;
+  if constexpr (std::is_same_v<T, std::int16_t>) type = DataType::i16;
+  if constexpr (std::is_same_v<T, std::uint16_t>) type = DataType::u16;
   io::Tile tile(type, scene.samples, scene.bands, held, core);
   auto out = tile.as<T>();
   const auto first = static_cast<std::size_t>(held.begin * scene.samples * scene.bands);
@@ -104,16 +104,16 @@ class MemoryCube final : public io::Cube {
  public:
   explicit MemoryCube(const Scene& scene, io::Metadata meta = {}) : values_(scene.values.begin(), scene.values.end()) {
     info_.shape = {scene.lines, scene.samples, scene.bands};
-    info_.type = std::is_same_v<T, float> ? io::DataType::f32
-                 : std::is_same_v<T, std::int16_t> ? io::DataType::i16
-                                                   : io::DataType::f64;
+    info_.type = std::is_same_v<T, float> ? DataType::f32
+                 : std::is_same_v<T, std::int16_t> ? DataType::i16
+                                                   : DataType::f64;
     info_.meta = std::move(meta);
   }
   const io::CubeInfo& info() const override { return info_; }
   const std::string& path() const override { return path_; }
   io::CubeFormat format() const override { return io::CubeFormat::hdf5; }
   std::int64_t bytes_on_disk() const override { return info_.total_bytes(); }
-  Status read_rows(io::RowRange rows, std::span<std::byte> out) const override {
+  Status read_rows(RowRange rows, std::span<std::byte> out) const override {
     const auto first = static_cast<std::size_t>(rows.begin * info_.bytes_per_row());
     if (out.size() != static_cast<std::size_t>(rows.rows() * info_.bytes_per_row()))
       return Error{ErrorKind::internal, path_, {}, "read size"};
@@ -133,11 +133,11 @@ class MemoryWriter final : public io::CubeWriter {
  public:
   MemoryWriter(std::int64_t lines, std::int64_t samples, std::int64_t bands) {
     info_.shape = {lines, samples, bands};
-    info_.type = io::DataType::f32;
+    info_.type = DataType::f32;
     values.assign(static_cast<std::size_t>(lines * samples * bands), -12345.0f);
   }
   const io::CubeInfo& info() const override { return info_; }
-  Status write_rows(io::RowRange rows, std::span<const std::byte> data) override {
+  Status write_rows(RowRange rows, std::span<const std::byte> data) override {
     const auto per_row = static_cast<std::size_t>(info_.shape.samples * info_.shape.bands);
     if (data.size() != rows.rows() * per_row * sizeof(float)) return Error{ErrorKind::internal, {}, {}, "write size"};
     std::memcpy(values.data() + static_cast<std::size_t>(rows.begin) * per_row, data.data(), data.size());

@@ -65,7 +65,7 @@ TEST(SamCpu, CorrelationsMatchPearsonOnJasperRidge) {
 
 TEST(SamCpu, IgnoredAndDegeneratePixelsAreUnclassified) {
   constexpr std::int64_t kBands = 5, kSamples = 4;
-  io::Tile tile(io::DataType::f32, kSamples, kBands, {0, 1}, {0, 1});
+  io::Tile tile(DataType::f32, kSamples, kBands, {0, 1}, {0, 1});
   auto v = tile.as<float>();
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0f + static_cast<float>(i % 7);
   v[1 * kBands + 2] = -9999.0f;                                 // ignore value

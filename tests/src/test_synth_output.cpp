@@ -25,11 +25,11 @@ SynthOptions options(std::int64_t lines = 30, std::int64_t samples = 20, std::in
 
 TEST(SynthOutput, SceneHeaderDescribesAnAvirisReflectanceProduct) {
   SynthOptions o = options();
-  o.interleave = io::Interleave::bil;
+  o.interleave = Interleave::bil;
   const SceneModel model(o);
   const io::CubeInfo info = scene_info(model);
   EXPECT_EQ(info.shape, (io::CubeShape{30, 20, 224}));
-  EXPECT_EQ(info.type, io::DataType::i16);
+  EXPECT_EQ(info.type, DataType::i16);
   EXPECT_EQ(info.meta.file_type, "ENVI Standard");
   EXPECT_EQ(info.meta.wavelength_units, "Nanometers");
   ASSERT_EQ(info.meta.wavelength.size(), 224u);
@@ -38,8 +38,8 @@ TEST(SynthOutput, SceneHeaderDescribesAnAvirisReflectanceProduct) {
   EXPECT_EQ(info.meta.band_names[0], "Band 1 (365.9 nm)");
   ASSERT_TRUE(info.meta.data_ignore_value.has_value());
   EXPECT_EQ(*info.meta.data_ignore_value, -9999.0);
-  EXPECT_EQ(info.meta.envi_interleave, io::Interleave::bil);
-  EXPECT_EQ(info.meta.envi_byte_order, io::ByteOrder::little);
+  EXPECT_EQ(info.meta.envi_interleave, Interleave::bil);
+  EXPECT_EQ(info.meta.envi_byte_order, ByteOrder::little);
   EXPECT_NE(info.meta.description.find("seed 1"), std::string::npos);
 }
 
@@ -47,7 +47,7 @@ TEST(SynthOutput, TruthIsAnEnviClassificationWithUnclassifiedFirst) {
   const SceneModel model(options());
   const io::CubeInfo info = truth_info(model);
   EXPECT_EQ(info.shape, (io::CubeShape{30, 20, 1}));
-  EXPECT_EQ(info.type, io::DataType::u8);
+  EXPECT_EQ(info.type, DataType::u8);
   EXPECT_EQ(info.meta.file_type, "ENVI Classification");
   EXPECT_EQ(info.meta.classes, 5);
   ASSERT_EQ(info.meta.class_names.size(), 5u);
@@ -61,7 +61,7 @@ TEST(SynthOutput, LibraryIsOneSpectrumPerLine) {
   const SceneModel model(options());
   const io::CubeInfo info = library_info(model);
   EXPECT_EQ(info.shape, (io::CubeShape{4, 224, 1}));
-  EXPECT_EQ(info.type, io::DataType::f32);
+  EXPECT_EQ(info.type, DataType::f32);
   EXPECT_EQ(info.meta.file_type, "ENVI Spectral Library");
   EXPECT_EQ(info.meta.wavelength.size(), 224u);
   ASSERT_EQ(info.meta.spectra_names.size(), 4u);
@@ -95,7 +95,7 @@ class MemoryWriter final : public io::CubeWriter {
  public:
   explicit MemoryWriter(io::CubeInfo info) : info_(std::move(info)) {}
   const io::CubeInfo& info() const override { return info_; }
-  Status write_rows(io::RowRange rows, std::span<const std::byte> data) override {
+  Status write_rows(RowRange rows, std::span<const std::byte> data) override {
     EXPECT_EQ(static_cast<std::int64_t>(data.size()), rows.rows() * info_.bytes_per_row());
     ranges.push_back(rows);
     bytes.insert(bytes.end(), data.begin(), data.end());
@@ -103,7 +103,7 @@ class MemoryWriter final : public io::CubeWriter {
   }
   Status commit() override { return Error{ErrorKind::internal, {}, {}, "the loop must not commit"}; }
 
-  std::vector<io::RowRange> ranges;
+  std::vector<RowRange> ranges;
   std::vector<std::byte> bytes;
 
  private:
@@ -124,7 +124,7 @@ TEST(SynthOutput, StreamingWritesEveryRowOnceInOrderAndReportsProgress) {
               }).ok());
   EXPECT_EQ(reported, (std::vector<std::int64_t>{5, 10, 15, 20, 23}));
   ASSERT_EQ(scene.ranges.size(), 5u);
-  EXPECT_EQ(scene.ranges.back(), (io::RowRange{20, 23}));
+  EXPECT_EQ(scene.ranges.back(), (RowRange{20, 23}));
   EXPECT_EQ(truth.ranges, scene.ranges);
 
   std::vector<std::int16_t> pixels(23 * 11 * 17);
@@ -187,7 +187,7 @@ TEST_F(SynthFiles, BadOptionsNameTheFieldAndWriteNothing) {
 // Needs the project's ENVI writer and reader; skipped while they are not available.
 TEST_F(SynthFiles, WrittenSceneReadsBackAsGenerated) {
   SynthOptions o = options(19, 13, 24);
-  o.interleave = io::Interleave::bsq;
+  o.interleave = Interleave::bsq;
   o.tile_rows = 4;
   const auto written = write_synthetic_scene(path("scene.hdr"), o);
   if (!written.ok() && written.error().message == "not implemented")

@@ -21,7 +21,7 @@ Scene generate(const SceneModel& model, std::int64_t tile_rows, int threads = 1)
   Scene scene{std::vector<std::int16_t>(static_cast<std::size_t>(model.lines()) * samples * bands),
               std::vector<std::uint8_t>(static_cast<std::size_t>(model.lines()) * samples)};
   for (std::int64_t begin = 0; begin < model.lines(); begin += tile_rows) {
-    const io::RowRange rows{begin, std::min(begin + tile_rows, model.lines())};
+    const RowRange rows{begin, std::min(begin + tile_rows, model.lines())};
     const auto first = static_cast<std::size_t>(begin) * samples;
     const auto count = static_cast<std::size_t>(rows.rows()) * samples;
     generate_rows(model, rows, std::span(scene.pixels).subspan(first * bands, count * bands),

@@ -1,4 +1,4 @@
-#include "io/parallel_for.hpp"
+#include "src/base/parallel_for.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 
 #include <sched.h>
 
-namespace hb::io {
+namespace hb {
 namespace {
 
 int online_cpus() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
@@ -66,4 +66,4 @@ void parallel_for(std::int64_t n, std::int64_t min_chunk, const std::function<vo
   fn(own.first, own.second);
 }
 
-}  // namespace hb::io
+}  // namespace hb

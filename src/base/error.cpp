@@ -1,4 +1,4 @@
-#include "io/error.hpp"
+#include "src/base/error.hpp"
 
 namespace hb {
 

@@ -10,7 +10,7 @@
 #include <memory_resource>
 #include <new>
 
-#include "io/tile.hpp"
+#include "src/base/row_range.hpp"
 
 namespace hb::cuda {
 
@@ -66,7 +66,7 @@ class PinnedBuffer {
 
 // Pinned host memory for tiles that cross to a device (pageable when none is left: the
 // copy engine then stages it).
-inline io::HostAllocator pinned_allocator() {
+inline HostAllocator pinned_allocator() {
   return [](std::size_t bytes) -> std::shared_ptr<std::byte[]> {
     void* pinned = nullptr;
     if (cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {

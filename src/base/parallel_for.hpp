@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace hb::io {
+namespace hb {
 
 // Threads a parallel loop may use: the CPUs this process may run on, shared among the
 // ranks of this host unless the launcher bound each rank to CPUs of its own (under
@@ -21,4 +21,4 @@ void share_host_threads(int ranks_on_host);
 // least 2 * min_chunk; each range holds at least min_chunk items (except a short one).
 void parallel_for(std::int64_t n, std::int64_t min_chunk, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
-}  // namespace hb::io
+}  // namespace hb

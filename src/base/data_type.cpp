@@ -1,11 +1,11 @@
-#include "io/data_type.hpp"
+#include "src/base/data_type.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cctype>
 
-namespace hb::io {
+namespace hb {
 namespace {
 
 struct TypeRow {
@@ -74,4 +74,4 @@ ByteOrder native_byte_order() {
   return std::endian::native == std::endian::big ? ByteOrder::big : ByteOrder::little;
 }
 
-}  // namespace hb::io
+}  // namespace hb

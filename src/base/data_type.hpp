@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace hb::io {
+namespace hb {
 
 // Values are the ENVI "data type" codes. Complex types (6, 9) are not supported.
 enum class DataType : int {
@@ -54,4 +54,4 @@ decltype(auto) visit_data_type(DataType type, F&& f) {
   return f(std::uint8_t{});
 }
 
-}  // namespace hb::io
+}  // namespace hb
