@@ -23,7 +23,7 @@ gpus=$(nvidia-smi -L | wc -l)
 # the host passes (reading, widening, packing) one core per rank on a 32-core host.
 # One node needs shared memory only: ob1 over vader instead of UCX, whose start-up
 # takes about 0.2 s of every process's launch (processes up in 0.15-0.21 s instead of
-# 0.37-0.40 s on an H100 host; docs/PERFORMANCE.md, "Launch").
+# 0.37-0.40 s on an H100 host; docs/PERFORMANCE.md, "Scaling model").
 mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
 mpi+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
 # The MPI gtests under 2, 4, 8 ranks (run_device.sh runs them as one process): NCCL on that many GPUs.
