@@ -1,6 +1,6 @@
-// Dynamic hash benchmark (as the seed's): concurrent mixes [insert, erase, find %] of
-// [20,20,60] and [40,40,20] over key ranges 10^2..10^5 with 10^5 operations, and 10^8
-// operations over a 10^8 key range; the table (capacity 1.25 x range) starts with half
+// Dynamic hash benchmark (as the GLHT paper's, Zhang and Sun 2019): concurrent mixes
+// [insert, erase, find %] of [20,20,60] and [40,40,20] over key ranges 10^2..10^5 with
+// 10^5 operations, and 10^8 operations over a 10^8 key range; the table (capacity 1.25 x range) starts with half
 // the range present. GPU hopscotch (one launch) against the sharded CPU table on every
 // host core and std::unordered_map under one mutex. --quick: 10^7 for the large case.
 #include <mutex>

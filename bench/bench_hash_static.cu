@@ -1,7 +1,7 @@
-// Static hash benchmark (as the seed's): bulk build then bulk find of n distinct keys at
-// load 0.8 (capacity = n / 0.8 homes), n = 10^6, 10^7, 10^8, for the GPU hopscotch
-// table, a GPU linear-probing table with the same slots and hash, the sharded CPU table
-// on every host core and (n <= 10^7) the one-thread CPU table. --quick: n = 10^6 only.
+// Static hash benchmark (as the GLHT paper's, Zhang and Sun 2019): bulk build then bulk
+// find of n distinct keys at load 0.8 (capacity = n / 0.8 homes), n = 10^6, 10^7, 10^8,
+// for the GPU hopscotch table, a GPU linear-probing table with the same slots and hash,
+// the sharded CPU table on every host core and (n <= 10^7) the one-thread CPU table. --quick: n = 10^6 only.
 #include <string>
 
 #include "bench/hash_bench_common.hpp"

@@ -1,5 +1,5 @@
-# Device part for issues 5 and 9 (distributed runs), for the multi-GPU kinds
-# (nvidia-h200-x2, -x4, -x8); it runs at every power-of-two GPU count the host has:
+# Device part for issues 5 and 9 (distributed runs), for hosts of 2, 4 or 8 GPUs; it
+# runs at every power-of-two GPU count the host has:
 #  * the MPI gtests at 2, 4, 8 ranks (NCCL on that many GPUs; each rank on its own GPU);
 #  * scenes of 10, 20, 40 (and on 8 GPUs 80) GB: each at 1, 2, 4, 8 GPUs up to its
 #    size in tens of GB, so strong scaling runs along a scene and weak scaling (10 GB a
@@ -22,7 +22,8 @@ gpus=$(nvidia-smi -L | wc -l)
 # --bind-to none: Open MPI binds each rank to one core when np <= 2, which would leave
 # the host passes (reading, widening, packing) one core per rank on a 32-core host.
 # One node needs shared memory only: ob1 over vader instead of UCX, whose start-up
-# took 0.22 s of every process's 0.38 s before main (2026-11-25, one H100 host).
+# takes about 0.2 s of every process's launch (processes up in 0.15-0.21 s instead of
+# 0.37-0.40 s on an H100 host; docs/PERFORMANCE.md, "Scaling model").
 mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
 mpi+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
 # The MPI gtests under 2, 4, 8 ranks (run_device.sh runs them as one process): NCCL on that many GPUs.

@@ -1,4 +1,4 @@
-# Device part: where KNN's time goes across ranks, for the multi-GPU kinds. On a 20 GB
+# Device part: where KNN's time goes across ranks, for hosts of several GPUs. On a 20 GB
 # synthetic scene, at 1, 2 and 4 GPUs (as many as the host has):
 #  * the host: GPU/CPU topology, and pinned host-to-device bandwidth with 1, 2 and 4
 #    GPUs copying at once (bench_floors on each GPU together);

@@ -25,7 +25,7 @@ constexpr unsigned kFull = 0xffffffffu;
 // (warp_direct_distance) made rows uneven: with 8-row blocks capped at 64 registers the
 // scan spilled, and a slow row held its block's place. 40 GB dist scene, one H200, GPU
 // search time: 64 registers (spilling) 2.99 s, 8 rows and 80 registers 2.72-2.74 s,
-// 4 rows 2.64-2.72 s, 2 rows 2.64-2.67 s (2026-11-24).
+// 4 rows 2.64-2.72 s, 2 rows 2.64-2.67 s.
 constexpr int kWarpThreads = 64;
 constexpr int kMinBlocks = 12;
 constexpr int kRowsPerBlock = kWarpThreads / 32;

@@ -1,6 +1,7 @@
 // Cross products of the statistics pass: C += Xᵀ X for a row-major FP64 matrix
 // X [rows x nb] (the output of convert_center_f64 / noise_residuals_f64), two ways to be
-// measured against each other (the seed paper's MNF-L and MNF-C):
+// measured against each other (the MNF paper's, Zhou, Gao and Fang 2017,
+// MNF-L and MNF-C):
 //  - syrk_cublas: cuBLAS DSYRK (FP64 tensor cores on Hopper);
 //  - syrk_tiled: a hand-written tiled kernel (64x64 output blocks of the upper triangle,
 //    16-row shared-memory stages, 4x4 register blocks, split over rows with a fixed-order

@@ -1,5 +1,6 @@
 // Transform pass of MNF/PCA on the device: Z [core pixels x m] = (x - mean) T + offset
-// in FP32, two ways to be measured against each other (the seed paper's MNF-L / MNF-C):
+// in FP32, two ways to be measured against each other (the MNF paper's, Zhou, Gao and Fang
+// 2017, MNF-L / MNF-C):
 //  - transform_sgemm: center_f32 (raw -> centred FP32 matrix, centred in FP64 first)
 //    then cuBLAS SGEMM. TF32 is NOT used unless TransformOptions::allow_tf32: the
 //    components must be within 1e-6 of each component's std of a float64 reference,

@@ -1,5 +1,6 @@
-// The seed paper's MNF-C transform (its "v3"): the transform matrix in constant memory,
-// a block of pixels staged through shared memory, one thread per pixel.
+// The MNF paper's (Zhou, Gao and Fang 2017) MNF-C transform (its "v3"): the transform
+// matrix in constant memory, a block of pixels staged through shared memory, one thread
+// per pixel.
 #include <algorithm>
 
 #include "kernels/mnf/transform.cuh"

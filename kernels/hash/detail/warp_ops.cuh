@@ -1,4 +1,5 @@
-// The warp operations of HopscotchRef: the seed's find, erase (find, update) and insert
+// The warp operations of HopscotchRef: the GLHT paper's
+// (Zhang and Sun 2019) find, erase (find, update) and insert
 // (find, find_empty, find_closer_empty as repeated swap_value_into_empty, update).
 // Included by hopscotch_ref.cuh only.
 #pragma once
