@@ -27,7 +27,7 @@ OpResult CpuHopscotchTable::find(std::uint64_t key) const {
 }
 
 std::int64_t CpuHopscotchTable::move_closer(std::uint64_t empty) {
-  // As the seed's find_closer_empty: swap_head runs from empty - H towards empty; the
+  // As the GLHT paper's (Zhang and Sun 2019) find_closer_empty: swap_head runs from empty - H towards empty; the
   // first item homed at swap_head that lies before `empty` moves into it.
   for (std::uint64_t head = empty - kHop; head < empty; ++head) {
     const std::uint32_t reach = static_cast<std::uint32_t>(empty - head);  // bits 0..reach-1
