@@ -1,5 +1,7 @@
 #include "mpi/device_comm.hpp"
 
+#include "src/base/cuda_error.hpp"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -23,10 +25,6 @@ Status nccl_status(ncclResult_t result, const char* what) {
                std::string(what) + ": " + ncclGetErrorString(result)};
 }
 
-Status cuda_status(cudaError_t result, const char* what) {
-  if (result == cudaSuccess) return {};
-  return Error{ErrorKind::resource, {}, "cuda", std::string(what) + ": " + cudaGetErrorString(result)};
-}
 
 }  // namespace
 
@@ -36,11 +34,11 @@ Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const Comm& comm, int dev
   out->state_->device = device;
   out->rank_ = comm.rank();
   out->size_ = comm.size();
-  Status local = cuda_status(cudaSetDevice(device), "cudaSetDevice");
+  Status local = cuda::status(cudaSetDevice(device), "cudaSetDevice");
   // A blocking stream: the collectives wait for the caller's work on the legacy default
   // stream, whose pageable cudaMemcpy can return before its DMA lands (a non-blocking
   // stream read stale inputs at 4 ranks).
-  if (local.ok()) local = cuda_status(cudaStreamCreateWithFlags(&out->state_->stream, cudaStreamDefault), "stream");
+  if (local.ok()) local = cuda::status(cudaStreamCreateWithFlags(&out->state_->stream, cudaStreamDefault), "stream");
   ncclUniqueId id{};
   if (comm.is_root() && local.ok()) local = nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId");
   HB_TRY(agree(local, comm));
@@ -59,13 +57,13 @@ DeviceComm::~DeviceComm() {
 Status DeviceComm::allreduce_sum(double* device, std::size_t n) {
   HB_TRY(nccl_status(ncclAllReduce(device, device, n, ncclFloat64, ncclSum, state_->comm, state_->stream),
                      "ncclAllReduce"));
-  return cuda_status(cudaStreamSynchronize(state_->stream), "allreduce");
+  return cuda::status(cudaStreamSynchronize(state_->stream), "allreduce");
 }
 
 Status DeviceComm::broadcast(double* device, std::size_t n, int root) {
   HB_TRY(nccl_status(ncclBroadcast(device, device, n, ncclFloat64, root, state_->comm, state_->stream),
                      "ncclBroadcast"));
-  return cuda_status(cudaStreamSynchronize(state_->stream), "broadcast");
+  return cuda::status(cudaStreamSynchronize(state_->stream), "broadcast");
 }
 
 Status DeviceComm::exchange(const void* send, std::size_t send_bytes, int to, void* recv, std::size_t recv_bytes,
@@ -76,7 +74,7 @@ Status DeviceComm::exchange(const void* send, std::size_t send_bytes, int to, vo
   HB_TRY(nccl_status(ncclGroupEnd(), "ncclGroupEnd"));
   HB_TRY(nccl_status(sent, "ncclSend"));
   HB_TRY(nccl_status(received, "ncclRecv"));
-  return cuda_status(cudaStreamSynchronize(state_->stream), "exchange");
+  return cuda::status(cudaStreamSynchronize(state_->stream), "exchange");
 }
 
 }  // namespace hb::mpi

@@ -8,6 +8,7 @@
 #include "kernels/dedup/fingerprint.hpp"
 #include "kernels/hash/detail/device_array.hpp"
 #include "kernels/hash/gpu_table.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::dedup {
 namespace {
@@ -54,8 +55,8 @@ Result<std::vector<std::int64_t>> gpu_representatives_on_device(const float* dev
   HB_TRY(d_rep.allocate(rep.size()));
   const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 7) / 8, 65535));
   representatives_kernel<<<blocks, 256>>>(table->ref(), device_rows, n, dims, d_rep.data);
-  HB_TRY(hash::detail::cuda_status(cudaGetLastError(), "dedup kernel"));
-  HB_TRY(hash::detail::cuda_status(cudaMemcpy(rep.data(), d_rep.data, rep.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
+  HB_TRY(cuda::status(cudaGetLastError(), "dedup kernel"));
+  HB_TRY(cuda::status(cudaMemcpy(rep.data(), d_rep.data, rep.size() * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
                  "download"));
   return rep;
 }

@@ -5,17 +5,17 @@
 
 #include "kernels/hash/detail/device_array.hpp"
 #include "kernels/hash/detail/launch.cuh"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::hash {
 namespace {
 
-using detail::cuda_status;
 using detail::DeviceArray;
 
 template <class T>
 Result<std::vector<T>> download(const T* device, std::size_t n) {
   std::vector<T> host(n);
-  HB_TRY(cuda_status(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost), "download"));
+  HB_TRY(cuda::status(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost), "download"));
   return host;
 }
 
@@ -49,10 +49,10 @@ Result<GpuHopscotchTable> GpuHopscotchTable::create(std::uint32_t capacity) {
   GpuHopscotchTable t;
   t.capacity_ = capacity;
   const std::uint64_t n = slot_count(capacity);
-  HB_TRY(cuda_status(cudaMalloc(&t.slots_, n * sizeof(std::uint64_t)), "cudaMalloc slots"));
-  HB_TRY(cuda_status(cudaMalloc(&t.entries_, n * sizeof(Entry)), "cudaMalloc entries"));
-  HB_TRY(cuda_status(cudaMemset(t.slots_, 0, n * sizeof(std::uint64_t)), "cudaMemset"));
-  HB_TRY(cuda_status(cudaMemset(t.entries_, 0, n * sizeof(Entry)), "cudaMemset"));
+  HB_TRY(cuda::status(cudaMalloc(&t.slots_, n * sizeof(std::uint64_t)), "cudaMalloc slots"));
+  HB_TRY(cuda::status(cudaMalloc(&t.entries_, n * sizeof(Entry)), "cudaMalloc entries"));
+  HB_TRY(cuda::status(cudaMemset(t.slots_, 0, n * sizeof(std::uint64_t)), "cudaMemset"));
+  HB_TRY(cuda::status(cudaMemset(t.entries_, 0, n * sizeof(Entry)), "cudaMemset"));
   return Result<GpuHopscotchTable>(std::move(t));
 }
 
@@ -78,19 +78,19 @@ void GpuHopscotchTable::release() {
 }
 
 Status GpuHopscotchTable::run_device(const Op* ops, OpResult* results, std::size_t n, cudaStream_t stream) {
-  return cuda_status(detail::launch_apply(ref(), detail::OpsSource{ops}, results, n, stream), "hash ops");
+  return cuda::status(detail::launch_apply(ref(), detail::OpsSource{ops}, results, n, stream), "hash ops");
 }
 Status GpuHopscotchTable::insert_device(const std::uint64_t* keys, const std::uint32_t* values, OpResult* results,
                                         std::size_t n, cudaStream_t stream) {
-  return cuda_status(detail::launch_apply(ref(), detail::KeysSource{keys, values, OpKind::insert}, results, n, stream),
+  return cuda::status(detail::launch_apply(ref(), detail::KeysSource{keys, values, OpKind::insert}, results, n, stream),
                      "hash insert");
 }
 Status GpuHopscotchTable::find_device(const std::uint64_t* keys, OpResult* results, std::size_t n, cudaStream_t stream) {
-  return cuda_status(detail::launch_apply(ref(), detail::KeysSource{keys, nullptr, OpKind::find}, results, n, stream),
+  return cuda::status(detail::launch_apply(ref(), detail::KeysSource{keys, nullptr, OpKind::find}, results, n, stream),
                      "hash find");
 }
 Status GpuHopscotchTable::erase_device(const std::uint64_t* keys, OpResult* results, std::size_t n, cudaStream_t stream) {
-  return cuda_status(detail::launch_apply(ref(), detail::KeysSource{keys, nullptr, OpKind::erase}, results, n, stream),
+  return cuda::status(detail::launch_apply(ref(), detail::KeysSource{keys, nullptr, OpKind::erase}, results, n, stream),
                      "hash erase");
 }
 
@@ -142,9 +142,9 @@ Result<std::vector<OpResult>> GpuHopscotchTable::erase(std::span<const std::uint
 Result<std::uint64_t> GpuHopscotchTable::size() const {
   DeviceArray<unsigned long long> count;
   HB_TRY(count.allocate(1));
-  HB_TRY(cuda_status(cudaMemset(count.data, 0, sizeof(unsigned long long)), "cudaMemset"));
+  HB_TRY(cuda::status(cudaMemset(count.data, 0, sizeof(unsigned long long)), "cudaMemset"));
   count_full<<<detail::grid_for(slot_count(capacity_) / 8), 256>>>(slots_, slot_count(capacity_), count.data);
-  HB_TRY(cuda_status(cudaGetLastError(), "count"));
+  HB_TRY(cuda::status(cudaGetLastError(), "count"));
   auto host = download(count.data, 1);
   if (!host) return host.error();
   return static_cast<std::uint64_t>((*host)[0]);
@@ -158,9 +158,9 @@ Status GpuHopscotchTable::grow(std::uint32_t capacity) {
   DeviceArray<unsigned long long> count;
   HB_TRY(items.allocate(n));
   HB_TRY(count.allocate(1));
-  HB_TRY(cuda_status(cudaMemset(count.data, 0, sizeof(unsigned long long)), "cudaMemset"));
+  HB_TRY(cuda::status(cudaMemset(count.data, 0, sizeof(unsigned long long)), "cudaMemset"));
   gather_items<<<detail::grid_for(n / 8), 256>>>(slots_, entries_, n, items.data, count.data);
-  HB_TRY(cuda_status(cudaGetLastError(), "gather"));
+  HB_TRY(cuda::status(cudaGetLastError(), "gather"));
   auto stored = download(count.data, 1);
   if (!stored) return stored.error();
   const auto m = static_cast<std::size_t>((*stored)[0]);

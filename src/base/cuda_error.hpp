@@ -34,6 +34,13 @@ inline bool succeeded(cudaError_t code) { return code == cudaSuccess; }
 inline bool succeeded(cublasStatus_t code) { return code == CUBLAS_STATUS_SUCCESS; }
 inline bool succeeded(cusolverStatus_t code) { return code == CUSOLVER_STATUS_SUCCESS; }
 
+// OK, or the failure of `code`: for calls whose outcome is combined with others.
+template <class Code>
+Status status(Code code, const std::string& what) {
+  if (succeeded(code)) return {};
+  return failure(code, what);
+}
+
 // A visible device `device`, or a resource error naming the option that asked for it.
 inline Status require_device(int device) {
   int count = 0;

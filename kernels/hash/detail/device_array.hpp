@@ -6,17 +6,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
-#include <string>
 
-#include "src/base/error.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::hash::detail {
-
-inline Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return {};
-  const ErrorKind kind = e == cudaErrorMemoryAllocation ? ErrorKind::resource : ErrorKind::internal;
-  return Error{kind, {}, "hash table", std::string(what) + ": " + cudaGetErrorString(e)};
-}
 
 template <class T>
 struct DeviceArray {
@@ -26,11 +19,11 @@ struct DeviceArray {
   DeviceArray& operator=(const DeviceArray&) = delete;
   ~DeviceArray() { cudaFree(data); }
   Status allocate(std::size_t n) {
-    return cuda_status(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc");
+    return cuda::status(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc");
   }
   Status upload(std::span<const T> host) {
     HB_TRY(allocate(host.size()));
-    return cuda_status(cudaMemcpy(data, host.data(), host.size_bytes(), cudaMemcpyHostToDevice), "upload");
+    return cuda::status(cudaMemcpy(data, host.data(), host.size_bytes(), cudaMemcpyHostToDevice), "upload");
   }
 };
 

@@ -19,13 +19,13 @@ inline constexpr std::int64_t kContended = -2;  // movable items exist, their he
 __device__ __forceinline__ std::int64_t lane0_swap_into(std::uint64_t* slots, Entry* entries, std::uint64_t head,
                                                         std::uint64_t target) {
   const auto reach = static_cast<std::uint32_t>(target - head);
-  const std::uint64_t head_word = SlotRef(*reinterpret_cast<unsigned long long*>(slots + head)).load(cuda::memory_order_relaxed);
+  const std::uint64_t head_word = SlotRef(*reinterpret_cast<unsigned long long*>(slots + head)).load(::cuda::memory_order_relaxed);
   for (std::uint32_t bits = slot::bitmap(head_word) & ((1u << reach) - 1u); bits != 0; bits &= bits - 1) {
     const auto d = static_cast<std::uint32_t>(__ffs(static_cast<int>(bits)) - 1);
     const std::uint64_t from = head + d;
     if (d != 0 && !lane0_try_lock(slots, from, slot::kSwapLock, [](std::uint64_t w) { return slot::full(w); })) continue;
     const std::uint64_t tag =
-        slot::tag(SlotRef(*reinterpret_cast<unsigned long long*>(slots + from)).load(cuda::memory_order_relaxed));
+        slot::tag(SlotRef(*reinterpret_cast<unsigned long long*>(slots + from)).load(::cuda::memory_order_relaxed));
     const ulonglong2 item = __ldcg(reinterpret_cast<const ulonglong2*>(entries + from));
     *reinterpret_cast<ulonglong2*>(entries + target) = item;
     lane0_rewrite_owned(slots, target, [=](std::uint64_t w) { return (w | slot::kFull | tag) & ~slot::kMultipleLock; });

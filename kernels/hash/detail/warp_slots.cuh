@@ -12,13 +12,13 @@
 namespace hb::hash::detail {
 
 inline constexpr unsigned kAllLanes = 0xffffffffu;
-using SlotRef = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+using SlotRef = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>;
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 
 // ld.relaxed.gpu: served by L2, never a stale L1 line while other warps write.
 __device__ __forceinline__ std::uint64_t load_slot(std::uint64_t* slots, std::uint64_t i) {
-  return SlotRef(*reinterpret_cast<unsigned long long*>(slots + i)).load(cuda::memory_order_relaxed);
+  return SlotRef(*reinterpret_cast<unsigned long long*>(slots + i)).load(::cuda::memory_order_relaxed);
 }
 
 // Lane i's word of the window starting at `first`; lanes past `end` see a full, locked
@@ -29,7 +29,7 @@ __device__ __forceinline__ std::uint64_t load_window(std::uint64_t* slots, std::
 }
 
 __device__ __forceinline__ void acquire_fence() {
-  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
 }
 
 // Lane 0 only: applies `change` to slot i in a CAS loop while `allowed(word)` holds;
@@ -38,10 +38,10 @@ __device__ __forceinline__ void acquire_fence() {
 template <class Allowed, class Change>
 __device__ __forceinline__ bool lane0_update_if(std::uint64_t* slots, std::uint64_t i, Allowed allowed, Change change) {
   SlotRef ref(*reinterpret_cast<unsigned long long*>(slots + i));
-  unsigned long long old = ref.load(cuda::memory_order_relaxed);
+  unsigned long long old = ref.load(::cuda::memory_order_relaxed);
   while (allowed(static_cast<std::uint64_t>(old))) {
     const auto desired = static_cast<unsigned long long>(change(static_cast<std::uint64_t>(old)));
-    if (ref.compare_exchange_weak(old, desired, cuda::memory_order_acq_rel, cuda::memory_order_relaxed)) return true;
+    if (ref.compare_exchange_weak(old, desired, ::cuda::memory_order_acq_rel, ::cuda::memory_order_relaxed)) return true;
   }
   return false;
 }
@@ -57,8 +57,8 @@ __device__ __forceinline__ void lane0_update(std::uint64_t* slots, std::uint64_t
 template <class Change>
 __device__ __forceinline__ void lane0_rewrite_owned(std::uint64_t* slots, std::uint64_t i, Change change) {
   SlotRef ref(*reinterpret_cast<unsigned long long*>(slots + i));
-  const auto w = static_cast<std::uint64_t>(ref.load(cuda::memory_order_relaxed));
-  ref.store(static_cast<unsigned long long>(change(w)), cuda::memory_order_release);
+  const auto w = static_cast<std::uint64_t>(ref.load(::cuda::memory_order_relaxed));
+  ref.store(static_cast<unsigned long long>(change(w)), ::cuda::memory_order_release);
 }
 
 template <class Allowed>
@@ -115,7 +115,7 @@ __device__ __forceinline__ int match_lane(std::uint64_t w, std::uint64_t* slots,
   if (candidate) {
 #if HB_HASH_FIND_ACQUIRE == 1
     const std::uint64_t again =
-        SlotRef(*reinterpret_cast<unsigned long long*>(slots + first + lane_id())).load(cuda::memory_order_acquire);
+        SlotRef(*reinterpret_cast<unsigned long long*>(slots + first + lane_id())).load(::cuda::memory_order_acquire);
     candidate = slot::full(again) && slot::tag(again) == tag;
 #endif
   }
