@@ -4,7 +4,7 @@
 
 #include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
-#include "src/backend/cpu_mnf.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "src/linalg/blas_threads.hpp"
 
 namespace hb::mnf {
