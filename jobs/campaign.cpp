@@ -90,14 +90,14 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
   CampaignResult result;
   mnf::PipelineOptions options;
   options.estimator = *mnf::noise_estimator_from_name(job.mnf.noise);
-  auto backend = make_backend(*backend_kind_from_name(job.backend));
+  auto ops = mnf::make_tile_ops(*backend_kind_from_name(job.backend));
   std::vector<std::pair<std::string, mnf::SceneStatistics>> gathered;
   std::int64_t scene_bands = 0;
   for (const auto& [name, path] : mine) {
     auto cube = io::open_cube(path);
-    auto stats = !backend ? Result<mnf::SceneStatistics>(backend.error())
+    auto stats = !ops ? Result<mnf::SceneStatistics>(ops.error())
                  : !cube  ? Result<mnf::SceneStatistics>(cube.error())
-                          : mnf::gather_statistics(**cube, **backend, mpi::Comm::self(), options);
+                          : mnf::gather_statistics(**cube, **ops, mpi::Comm::self(), options);
     if (!stats) {
       result.failed[name] = stats.error().line();
       continue;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "jobs/toml_reader.hpp"
+#include "src/mnf/noise_estimators.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -159,7 +160,7 @@ Status read_mnf(const toml::table& root, JobSpec& job) {
   HB_TRY(r.choice("basis", basis, {"scene", "campaign"}));
   job.mnf.campaign = basis == "campaign";
   HB_TRY(r.integer("components", job.mnf.components, 1, 4096));
-  HB_TRY(r.choice("noise", job.mnf.noise, {"diff", "mean3x3", "median3x3"}));
+  HB_TRY(r.choice("noise", job.mnf.noise, mnf::noise_estimator_names()));
   return r.finish();
 }
 

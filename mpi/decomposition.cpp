@@ -3,6 +3,7 @@
 #include "mpi/comm.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace hb::mpi {
 
@@ -43,6 +44,24 @@ Block block_of(const TileGrid& grid, std::span<const std::int64_t> cuts, int par
 
 double tile_weight(std::int64_t valid_pixels, std::int64_t pixels) {
   return static_cast<double>(valid_pixels) + kReadShare * static_cast<double>(pixels);
+}
+
+std::vector<std::int64_t> cuts_by_valid_pixels(const TileGrid& grid, std::span<const std::int64_t> tile_valid,
+                                               std::int64_t samples, int parts) {
+  std::vector<double> weights(tile_valid.size());
+  for (std::size_t t = 0; t < weights.size(); ++t)
+    weights[t] = tile_weight(tile_valid[t], grid.rows(static_cast<std::int64_t>(t)).rows() * samples);
+  return balanced_cuts(weights, parts);
+}
+
+std::vector<std::int64_t> tile_sums(const TileGrid& grid, std::span<const std::int64_t> row_counts) {
+  std::vector<std::int64_t> tiles(static_cast<std::size_t>(grid.count()));
+  for (std::int64_t t = 0; t < grid.count(); ++t) {
+    const auto rows = grid.rows(t);
+    tiles[static_cast<std::size_t>(t)] =
+        std::accumulate(row_counts.begin() + rows.begin, row_counts.begin() + rows.end, std::int64_t{0});
+  }
+  return tiles;
 }
 
 std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks, std::int64_t multiple) {

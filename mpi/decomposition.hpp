@@ -51,6 +51,14 @@ Block block_of(const TileGrid& grid, std::span<const std::int64_t> cuts, int par
 inline constexpr double kReadShare = 0.125;
 double tile_weight(std::int64_t valid_pixels, std::int64_t pixels);
 
+// The cuts of `grid` for `parts` ranks balanced by the tile_weight of each tile, given
+// its valid pixels (`tile_valid`, one count per tile) and the scene's `samples` a row.
+std::vector<std::int64_t> cuts_by_valid_pixels(const TileGrid& grid, std::span<const std::int64_t> tile_valid,
+                                               std::int64_t samples, int parts);
+
+// Per-row counts summed over each tile of `grid` (row_counts holds grid.lines counts).
+std::vector<std::int64_t> tile_sums(const TileGrid& grid, std::span<const std::int64_t> row_counts);
+
 // Rows per balancing unit: the work tile, or less so that each rank gets at least 8
 // units to choose from (a small scene in one budget-sized tile would otherwise go to
 // one rank), rounded up to a multiple of `multiple` (MNF: whole reduction granules).

@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "src/backend/cpu_backend.hpp"
-#include "src/backend/cpu_mnf.hpp"
 #include "src/backend/cuda_backend.hpp"
 
 namespace hb {
@@ -16,20 +15,6 @@ std::optional<BackendKind> backend_kind_from_name(std::string_view name) {
   if (name == "cpu") return BackendKind::cpu;
   if (name == "cuda" || name == "gpu") return BackendKind::cuda;
   return std::nullopt;
-}
-
-Status Backend::accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) {
-  return cpu::accumulate_moments(tile, rules, data);
-}
-
-Status Backend::accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
-                                         const mnf::NoiseConfig& config, mnf::Moments& noise) {
-  return cpu::accumulate_noise_moments(tile, rules, config, noise);
-}
-
-Status Backend::transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
-                          std::span<float> out) {
-  return cpu::transform(tile, rules, map, out);
 }
 
 bool cuda_compiled_in() {

@@ -1,26 +1,20 @@
-// The seam between CPU and CUDA: what runs on a tile. Orchestration above this
-// interface is shared, so the same tests drive both backends.
+// Which device runs the work: the CPU or one GPU, chosen by name or for this rank, and
+// what the work needs to know of it (its name, the memory for tiles, the tile budget).
+// Each algorithm keeps its own CPU and CUDA halves behind its own seam (MNF:
+// src/mnf/tile_ops.hpp) and picks the half from the Backend it is given.
 #pragma once
 
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include "src/base/error.hpp"
 #include "io/tile.hpp"
-#include "src/linalg/eigen.hpp"
+#include "src/base/error.hpp"
+#include "src/base/row_range.hpp"
 
 namespace hb {
-
-namespace mnf {
-struct PixelRules;
-struct NoiseConfig;
-struct Moments;
-struct LinearMap;
-}  // namespace mnf
 
 enum class BackendKind { automatic, cpu, cuda };
 
@@ -32,6 +26,8 @@ class Backend {
   virtual BackendKind kind() const = 0;
   virtual std::string_view name() const = 0;  // "cpu" or "cuda"
   virtual std::string device_description() const = 0;  // for logs: CPU model / GPU name
+  // The GPU ordinal of a CUDA backend, -1 for the CPU.
+  virtual int gpu() const { return -1; }
 
   // Memory for the tiles this backend consumes: pinned on CUDA, so that tiles cross to
   // the device without a staging copy. Empty = plain heap.
@@ -40,34 +36,6 @@ class Backend {
   // The per-tile working-memory budget to use when `wanted` is asked for: less where
   // the device has less free (CUDA), so scenes larger than the GPU stream through.
   virtual std::int64_t tile_budget_bytes(std::int64_t wanted) const { return wanted; }
-
-  // Symmetric eigendecomposition for the basis (LAPACK here, cuSOLVER on CUDA), in
-  // linalg's descending, sign-normalised form so that backends agree.
-  virtual Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) { return linalg::symmetric_eigen(a); }
-
-  // Widens a tile's held samples to float32 (canonical layout kept).
-  virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
-
-  // --- MNF / PCA (src/mnf). Tiles hold the scene's raw type; a backend widens on its
-  // own side. The defaults run on the host (src/backend/cpu_mnf.cpp), so a backend
-  // may override these one at a time; results must match them to rounding.
-
-  // Adds the valid pixels of the tile's core rows (used bands only) to `data`,
-  // centred on data.shift. data.bands() == rules.used_bands().
-  virtual Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data);
-  // Adds the noise residuals owned by the tile's core rows to `noise` (shift zero).
-  // The tile must carry noise_halo(config.estimator) rows where the scene has them.
-  virtual Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
-                                          const mnf::NoiseConfig& config, mnf::Moments& noise);
-  // accumulate_* may run asynchronously (CUDA: the next tile's copy overlaps this one's
-  // kernels, the sums stay on the device). After finish_moments() every Moments passed
-  // to them holds its totals. Call it before reading or reducing them.
-  virtual Status finish_moments() { return {}; }
-  // Applies `map` to every core pixel: out is [core pixels x map.outputs()] float32,
-  // excluded pixels get map.fill. Accumulate in FP64 (float32 GEMM misses the 1e-6-of-sd
-  // accuracy on low-SNR MNF components of real 198-band scenes), round once at the end.
-  virtual Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
-                           std::span<float> out);
 };
 
 // This process's GPU: the one rank binding chose (set_process_gpu), else the GPU

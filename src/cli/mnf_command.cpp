@@ -5,6 +5,7 @@
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/validators.hpp"
+#include "src/mnf/noise_estimators.hpp"
 #include "src/mnf/run.hpp"
 
 namespace hb::cli {
@@ -24,6 +25,13 @@ struct ReduceOptions {
   CLI::Option* snr_option = nullptr;
   CLI::Option* variance_option = nullptr;
 };
+
+// "Noise estimator" and one line per estimator of the registry.
+std::string noise_help() {
+  std::string help = "Noise estimator";
+  for (const auto& e : mnf::noise_estimators()) help += "\n  " + std::string(e.name) + ": " + std::string(e.description);
+  return help;
+}
 
 bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
 
@@ -65,7 +73,7 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   o->components_option = count;
   o->variance_option = variance;
   if (is_mnf) {
-    app->add_option("--noise", o->noise, "Noise estimator")->check(accepts::one_of({"diff", "mean3x3", "median3x3"}));
+    app->add_option("--noise", o->noise, noise_help())->check(accepts::one_of(mnf::noise_estimator_names()));
     auto* snr = app->add_option("--snr", o->snr, "Keep components with SNR >= X (eigenvalue >= X + 1)")
                     ->check(accepts::any_number());
     snr->excludes(count)->excludes(variance);

@@ -29,15 +29,15 @@ RowRange tile_rows_of(std::int64_t index, std::int64_t rows, std::int64_t lines)
 // The mean of the first few rows holding a valid pixel; zeros when none does. It only
 // needs to be near the mean, and must be the same on every rank and for every tile
 // size (the moments' bits depend on it).
-Result<std::vector<double>> provisional_mean(const io::Cube& cube, Backend& backend, const PixelRules& rules) {
+Result<std::vector<double>> provisional_mean(const io::Cube& cube, TileOps& ops, const PixelRules& rules) {
   constexpr std::int64_t rows = 8;
   const auto lines = cube.info().shape.lines;
   for (std::int64_t t = 0; t < tile_count(lines, rows); ++t) {
     auto tile = cube.read_tile(tile_rows_of(t, rows, lines));
     if (!tile) return tile.error();
     Moments probe = Moments::zero(std::vector<double>(rules.bands.size(), 0.0));
-    HB_TRY(backend.accumulate_moments(*tile, rules, probe));
-    HB_TRY(backend.finish_moments());
+    HB_TRY(ops.accumulate_moments(*tile, rules, probe));
+    HB_TRY(ops.finish_moments());
     if (probe.count == 0) continue;
     for (auto& s : probe.sum) s /= static_cast<double>(probe.count);
     return probe.sum;
@@ -57,7 +57,7 @@ io::Tile sub_tile(const io::Tile& tile, RowRange core, std::int64_t halo) {
 
 // What the statistics pass adds tile by tile.
 struct StatsSink {
-  Backend& backend;
+  TileOps& ops;
   const PixelRules& rules;
   const NoiseConfig& noise_config;
   bool with_noise;
@@ -75,7 +75,7 @@ struct StatsSink {
   // copy, so the same bits, with no host copy); the CPU's one-row granules are copied
   // so that no call walks the whole tile.
   Status add(const io::Tile& tile) {
-    const bool views = backend.kind() == BackendKind::cuda;
+    const bool views = ops.device().kind() == BackendKind::cuda;
     for (std::int64_t r = tile.core().begin; r < tile.core().end; r += granule_rows) {
       const RowRange core{r, std::min(tile.core().end, r + granule_rows)};
       if (core == tile.core() || views) {
@@ -87,13 +87,13 @@ struct StatsSink {
     return {};
   }
 
-  // The backend may accumulate asynchronously: its moments are read after finish_moments.
+  // The operations may accumulate asynchronously: moments are read after finish_moments.
   Status add_granule(const io::Tile& part, std::int64_t first_row) {
     Moments m = Moments::zero(shift);
     Moments n = Moments::zero(zero_noise);
-    HB_TRY(backend.accumulate_moments(part, rules, m));
-    if (with_noise) HB_TRY(backend.accumulate_noise_moments(part, rules, noise_config, n));
-    HB_TRY(backend.finish_moments());
+    HB_TRY(ops.accumulate_moments(part, rules, m));
+    if (with_noise) HB_TRY(ops.accumulate_noise_moments(part, rules, noise_config, n));
+    HB_TRY(ops.finish_moments());
     granule_valid.emplace_back(first_row, m.count);
     HB_TRY(data.push(first_row / granule_rows, std::move(m)));
     if (!with_noise) return {};
@@ -130,7 +130,7 @@ PipelineOptions with_device_budget(PipelineOptions options, const Backend& backe
   return options;
 }
 
-Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend, const mpi::Comm& comm,
+Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, const mpi::Comm& comm,
                                           const PipelineOptions& options) {
   const Stopwatch clock;
   const auto& info = cube.info();
@@ -142,10 +142,10 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   if (stats.rules.bands.empty()) return bad_input(cube.path(), "bbl", "every band is marked bad");
 
   const std::int64_t wanted = tile_rows_for(info, options, 0);
-  const std::int64_t granule = granule_rows(backend);
+  const std::int64_t granule = granule_rows(ops.device());
   const std::int64_t rows = (wanted + granule - 1) / granule * granule;
   const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
-  auto shift = provisional_mean(cube, backend, stats.rules);
+  auto shift = provisional_mean(cube, ops, stats.rules);
   if (!shift) return shift.error();
   auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
   if (!estimate) return estimate.error();
@@ -160,10 +160,10 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   // any rank count and tile size (one row per granule on the CPU, 128 on the GPU).
   TreeSum data_sum(*shift), noise_sum(zero_noise);
   std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
-  StatsSink sink{backend,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
+  StatsSink sink{ops,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
                  data_sum, noise_sum,   *shift,       zero_noise, granule_valid};
   const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
-  io::TileReader reader(cube, tiles, std::max(halo.above, halo.below), backend.host_allocator());
+  io::TileReader reader(cube, tiles, std::max(halo.above, halo.below), ops.device().host_allocator());
   double input_wait = 0, compute = 0;
   const auto mine = static_cast<std::int64_t>(tiles.size());
   const auto counts = comm.allgather(mine);
@@ -188,7 +188,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend
   HB_TRY(mpi::agree(local, comm));
   spdlog::info("statistics pass on {}: rank {} has rows [{}, {}) ({} tiles of {} rows), {:.3f} s waiting for input, "
                "{:.3f} s computing",
-               backend.name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
+               ops.device().name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
                mine, rows, input_wait, compute);
   const Stopwatch reduce;
   auto data = data_sum.total(comm);
@@ -325,16 +325,16 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
 
 }  // namespace
 
-Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                         io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
                         const Decomposition* blocks) {
   auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
   if (!chosen) return chosen.error();
-  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, backend.host_allocator(), *chosen,
-                        [&](const io::Tile& tile, std::span<float> out) { return backend.transform(tile, rules, map, out); });
+  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, ops.device().host_allocator(), *chosen,
+                        [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
 }
 
-Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                       io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
                       const Decomposition* blocks) {
   auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
@@ -342,11 +342,11 @@ Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& 
   const std::int64_t bands = cube.info().shape.bands;
   const std::int64_t used = rules.used_bands();
   std::vector<float> denoised;
-  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, backend.host_allocator(), *chosen,
+  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, ops.device().host_allocator(), *chosen,
                         [&](const io::Tile& tile, std::span<float> out) -> Status {
-                          HB_TRY(backend.convert_to_f32(tile, out));  // pass-through values
+                          HB_TRY(ops.convert_to_f32(tile, out));  // pass-through values
                           denoised.resize(static_cast<std::size_t>(tile.pixels() * used));
-                          HB_TRY(backend.transform(tile, rules, map, denoised));
+                          HB_TRY(ops.transform(tile, rules, map, denoised));
                           for (std::int64_t p = 0; p < tile.pixels(); ++p) {
                             const float* d = denoised.data() + p * used;
                             if (std::isnan(d[0])) continue;  // excluded pixel: the fill value

@@ -12,6 +12,7 @@
 #include "src/mnf/basis.hpp"
 #include "src/mnf/pipeline_ranks.hpp"
 #include "src/mnf/stats.hpp"
+#include "src/mnf/tile_ops.hpp"
 
 namespace hb::mnf {
 
@@ -51,7 +52,7 @@ struct SceneStatistics {
 // of the first rows holding a valid pixel) is computed by every rank from the same
 // rows; per-tile moments are summed in global tile order (fold_in_tile_order), so the
 // statistics are the same bits for any rank count.
-Result<SceneStatistics> gather_statistics(const io::Cube& cube, Backend& backend, const mpi::Comm& comm,
+Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, const mpi::Comm& comm,
                                           const PipelineOptions& options);
 
 // Mean, covariances and basis from gathered statistics.
@@ -69,10 +70,10 @@ Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Metho
 // their denoised values, bad bands and excluded pixels passed through unchanged.
 // Each rank transforms its block of `blocks` (the statistics pass's; probed when null)
 // and every rank writes into the one output, collectively when the writer is.
-Status write_components(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                         io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
                         const Decomposition* blocks = nullptr);
-Status write_denoised(const io::Cube& cube, Backend& backend, const PixelRules& rules, const LinearMap& map,
+Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                       io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
                       const Decomposition* blocks = nullptr);
 

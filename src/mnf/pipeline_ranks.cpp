@@ -4,7 +4,7 @@
 
 #include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
-#include "src/backend/cpu_mnf.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "src/linalg/blas_threads.hpp"
 
 namespace hb::mnf {
@@ -86,10 +86,8 @@ Result<Basis> basis_from_root(const std::function<Result<Basis>()>& compute, con
 
 Decomposition balance(const mpi::TileGrid& grid, std::vector<std::int64_t> tile_valid, std::int64_t samples,
                       int parts) {
-  std::vector<double> weights(tile_valid.size());
-  for (std::size_t t = 0; t < weights.size(); ++t)
-    weights[t] = mpi::tile_weight(tile_valid[t], grid.rows(static_cast<std::int64_t>(t)).rows() * samples);
-  return {grid, mpi::balanced_cuts(weights, parts), std::move(tile_valid)};
+  auto cuts = mpi::cuts_by_valid_pixels(grid, tile_valid, samples, parts);
+  return {grid, std::move(cuts), std::move(tile_valid)};
 }
 
 bool collective_reads(const io::Cube& cube, const mpi::Comm& comm) {

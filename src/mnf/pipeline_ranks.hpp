@@ -27,7 +27,7 @@ struct Decomposition {
   std::int64_t max_tiles() const { return mpi::max_tiles(cuts); }
 };
 
-// Blocks of `grid` for `parts` ranks, balanced by mpi::tile_weight of each tile.
+// Blocks of `grid` for `parts` ranks, balanced by valid pixels (mpi::cuts_by_valid_pixels).
 Decomposition balance(const mpi::TileGrid& grid, std::vector<std::int64_t> tile_valid, std::int64_t samples,
                       int parts);
 

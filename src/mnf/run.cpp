@@ -14,6 +14,7 @@
 #include "src/backend/rank_backend.hpp"
 #include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
+#include "src/mnf/tile_ops.hpp"
 #include "src/base/stopwatch.hpp"
 
 namespace hb::mnf {
@@ -58,13 +59,13 @@ Status check_options(const RunOptions& o) {
 
 // The basis and record of gathered statistics (one scene's, or a campaign's).
 Result<Prepared> from_statistics(Result<SceneStatistics> stats, const std::string& source, std::int64_t scene_bands,
-                                 Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
+                                 TileOps& ops, const RunOptions& o, const mpi::Comm& comm) {
   if (!stats) return stats.error();
   auto cov = covariances(*stats, o.pipeline.method);
   HB_TRY(mpi::agree(cov ? Status{} : Status{Error{cov.error().kind, source, cov.error().field, cov.error().message}},
                     comm));
   BasisOptions basis_options = o.basis;  // cuSOLVER on the CUDA backend, LAPACK on the CPU
-  basis_options.eigen = [&backend](const linalg::Matrix& a) { return backend.symmetric_eigen(a); };
+  basis_options.eigen = [&ops](const linalg::Matrix& a) { return ops.symmetric_eigen(a); };
   auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options, comm);
   if (!basis) return Error{basis.error().kind, source, basis.error().field, basis.error().message};
   Prepared p{stats->rules, std::move(*basis), {}, stats->blocks};
@@ -84,9 +85,9 @@ Result<Prepared> from_statistics(Result<SceneStatistics> stats, const std::strin
   return p;
 }
 
-Result<Prepared> from_scene(const io::Cube& cube, Backend& backend, const RunOptions& o, const mpi::Comm& comm) {
-  return from_statistics(gather_statistics(cube, backend, comm, with_device_budget(o.pipeline, backend)), cube.path(),
-                         cube.info().shape.bands, backend, o, comm);
+Result<Prepared> from_scene(const io::Cube& cube, TileOps& ops, const RunOptions& o, const mpi::Comm& comm) {
+  return from_statistics(gather_statistics(cube, ops, comm, with_device_budget(o.pipeline, ops.device())), cube.path(),
+                         cube.info().shape.bands, ops, o, comm);
 }
 
 // Selects the components and completes the record; returns how many are kept.
@@ -116,14 +117,15 @@ Status run_campaign(const RunOptions& o, const mpi::Comm& comm) {
   scenes.insert(scenes.end(), o.more_scenes.begin(), o.more_scenes.end());
   auto backend = make_rank_backend(o.backend, comm);
   if (!backend) return backend.error();
+  const auto ops = make_tile_ops(std::move(*backend));
   auto first = io::open_cube(o.scene);  // the band count the record names
   HB_TRY(mpi::agree(first ? Status{} : Status{first.error()}, comm));
   std::string sources = o.scene;
   for (const auto& s : o.more_scenes) sources += ";" + s;
-  auto prepared = from_statistics(campaign_statistics(scenes, **backend, with_device_budget(o.pipeline, **backend), comm),
-                                  sources, (*first)->info().shape.bands, **backend, o, comm);
+  auto prepared = from_statistics(campaign_statistics(scenes, *ops, with_device_budget(o.pipeline, ops->device()), comm),
+                                  sources, (*first)->info().shape.bands, *ops, o, comm);
   if (!prepared) return prepared.error();
-  auto m = select_into_record(*prepared, **backend, o.selection);
+  auto m = select_into_record(*prepared, ops->device(), o.selection);
   if (!m) return m.error();
   HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
   spdlog::info("wrote statistics of {} scenes {} ({} components selected)", scenes.size(), o.output, *m);
@@ -203,9 +205,9 @@ Status wait_reserved(ReservedOutput& output, const mpi::Comm& comm) {
   return {};
 }
 
-Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o, const Prepared& p, std::int64_t m,
+Status write_outputs(const io::Cube& cube, TileOps& ops, const RunOptions& o, const Prepared& p, std::int64_t m,
                      std::optional<ReservedOutput> early, const mpi::Comm& comm) {
-  const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, backend), cube.info().shape.bands);
+  const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, ops.device()), cube.info().shape.bands);
   const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
   {
     if (!early) {  // made before the statistics only for --components N, which m then is
@@ -215,7 +217,7 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
     }
     HB_TRY(wait_reserved(*early, comm));
     auto& writer = *early->writer;
-    HB_TRY(write_components(cube, backend, p.rules, reduction_map(p.basis, m), writer, rows, comm, blocks));
+    HB_TRY(write_components(cube, ops, p.rules, reduction_map(p.basis, m), writer, rows, comm, blocks));
     // No components without their statistics: they are written before the components
     // appear under their final name, and a failure leaves any earlier output as it was.
     writer.finish_before_commit([&](const std::string& temporary) {
@@ -236,7 +238,7 @@ Status write_outputs(const io::Cube& cube, Backend& backend, const RunOptions& o
   if (!denoised) return denoised.error();
   HB_TRY(wait_reserved(*denoised, comm));
   auto& writer = *denoised->writer;
-  HB_TRY(write_denoised(cube, backend, p.rules, denoise_map(p.basis, m), writer, rows, comm, blocks));
+  HB_TRY(write_denoised(cube, ops, p.rules, denoise_map(p.basis, m), writer, rows, comm, blocks));
   HB_TRY(writer.commit());
   spdlog::info("wrote {} (denoised with {} components)", o.denoise_output, m);
   return {};
@@ -255,8 +257,9 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
   if (!cube) return cube.error();
   auto backend = make_rank_backend(o.backend, comm);
   if (!backend) return backend.error();
-  spdlog::info("{} of {} on {} ({})", method_name(o.pipeline.method), o.scene, (*backend)->name(),
-               (*backend)->device_description());
+  const auto ops = make_tile_ops(std::move(*backend));
+  spdlog::info("{} of {} on {} ({})", method_name(o.pipeline.method), o.scene, ops->device().name(),
+               ops->device().device_description());
   // A fixed component count sizes the output before the statistics: its file is made
   // now, and this rank's share of its space is reserved while the statistics pass runs.
   std::optional<ReservedOutput> early;
@@ -266,16 +269,16 @@ Status run(const RunOptions& o, const mpi::Comm& comm) {
     if (!made) return made.error();
     early = std::move(*made);
   }
-  auto prepared = o.apply_stats.empty() ? from_scene(**cube, **backend, o, comm) : from_stats_file(**cube, o, comm);
+  auto prepared = o.apply_stats.empty() ? from_scene(**cube, *ops, o, comm) : from_stats_file(**cube, o, comm);
   if (!prepared) return prepared.error();
-  auto m = select_into_record(*prepared, **backend, o.selection);
+  auto m = select_into_record(*prepared, ops->device(), o.selection);
   if (!m) return m.error();
   if (o.stats_only) {
     HB_TRY(write_stats_on_root(o.output, prepared->record, comm));
     spdlog::info("wrote statistics {} ({} of {} components selected)", o.output, *m, prepared->basis.components());
     return {};
   }
-  return write_outputs(**cube, **backend, o, *prepared, *m, std::move(early), comm);
+  return write_outputs(**cube, *ops, o, *prepared, *m, std::move(early), comm);
 }
 
 }  // namespace hb::mnf

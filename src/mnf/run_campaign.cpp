@@ -50,10 +50,10 @@ void unpacked(std::span<const double> v, SceneStatistics& s, std::size_t bands, 
 
 std::size_t packed_size(std::size_t n, bool with_noise) { return 3 + 2 * n + n * n + (with_noise ? n + n * n : 0); }
 
-Result<SceneStatistics> scene_statistics(const std::string& path, Backend& backend, const PipelineOptions& options) {
+Result<SceneStatistics> scene_statistics(const std::string& path, TileOps& ops, const PipelineOptions& options) {
   auto cube = io::open_cube(path);
   if (!cube) return cube.error();
-  auto stats = gather_statistics(**cube, backend, mpi::Comm::self(), options);
+  auto stats = gather_statistics(**cube, ops, mpi::Comm::self(), options);
   if (!stats) return Error{stats.error().kind, stats.error().file.empty() ? path : stats.error().file,
                            stats.error().field, stats.error().message};
   return stats;
@@ -61,14 +61,14 @@ Result<SceneStatistics> scene_statistics(const std::string& path, Backend& backe
 
 }  // namespace
 
-Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, Backend& backend,
+Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
                                             const PipelineOptions& options, const mpi::Comm& comm) {
   const int ranks = comm.size();
   std::vector<SceneStatistics> mine;
   Status local;
   for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < scenes.size() && local.ok();
        i += static_cast<std::size_t>(ranks)) {
-    auto stats = scene_statistics(scenes[i], backend, options);
+    auto stats = scene_statistics(scenes[i], ops, options);
     if (stats) mine.push_back(std::move(*stats));
     else local = stats.error();
     if (local.ok() && !mine.empty() && mine.back().rules.bands != mine.front().rules.bands)

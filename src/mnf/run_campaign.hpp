@@ -10,14 +10,13 @@
 #include <vector>
 
 #include "mpi/comm.hpp"
-#include "src/backend/backend.hpp"
 #include "src/mnf/pipeline.hpp"
 
 namespace hb::mnf {
 
 // The statistics of all `scenes` together, on every rank (rules and bands of scene 0;
 // every scene must have the same bands and bad-band list).
-Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, Backend& backend,
+Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
                                             const PipelineOptions& options, const mpi::Comm& comm);
 
 }  // namespace hb::mnf

@@ -52,35 +52,6 @@ Result<Window> parse_window(std::string_view text) {
   return Window{bounds[0], bounds[1], bounds[2], bounds[3]};
 }
 
-std::optional<NoiseEstimator> noise_estimator_from_name(std::string_view name) {
-  if (name == "diff") return NoiseEstimator::diff;
-  if (name == "mean3x3") return NoiseEstimator::mean3x3;
-  if (name == "median3x3") return NoiseEstimator::median3x3;
-  return std::nullopt;
-}
-
-std::string_view noise_estimator_name(NoiseEstimator estimator) {
-  switch (estimator) {
-    case NoiseEstimator::diff: return "diff";
-    case NoiseEstimator::mean3x3: return "mean3x3";
-    case NoiseEstimator::median3x3: return "median3x3";
-  }
-  return "diff";
-}
-
-double noise_covariance_scale(NoiseEstimator estimator) {
-  switch (estimator) {
-    case NoiseEstimator::diff: return 0.5;          // Var(a - b) = 2σ²
-    case NoiseEstimator::mean3x3: return 8.0 / 9.0;  // Var(x - mean of 8) = (1 + 1/8)σ²
-    case NoiseEstimator::median3x3: return 1.0;
-  }
-  return 1.0;
-}
-
-Halo noise_halo(NoiseEstimator estimator) {
-  return estimator == NoiseEstimator::diff ? Halo{0, 1} : Halo{1, 1};
-}
-
 Moments Moments::zero(std::vector<double> shift) {
   Moments m;
   const auto n = shift.size();

@@ -11,6 +11,7 @@
 #include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "src/linalg/matrix.hpp"
+#include "src/mnf/noise_estimators.hpp"
 
 namespace hb::mnf {
 
@@ -42,24 +43,6 @@ struct Window {
 };
 // "r0:r1,c0:c1"; either bound of either range may be empty ("100:,:50").
 Result<Window> parse_window(std::string_view text);
-
-// How noise is estimated from neighbouring pixels. A residual counts when every pixel
-// it reads is valid and inside the noise window, and belongs to the tile owning the row
-// of its top-left (diff) or centre (3x3) pixel, so results do not depend on tile size.
-//  - diff: x(r,c) - x(r+1,c+1), covariance halved: SPy's noise_from_diffs('lowerright').
-//  - mean3x3: x - mean of its 8 neighbours, covariance x 8/9 (white noise then gives Σ).
-//  - median3x3: x - per-band median of its 3x3 window, covariance unscaled (no
-//    closed-form factor; it underestimates white noise).
-enum class NoiseEstimator { diff, mean3x3, median3x3 };
-std::optional<NoiseEstimator> noise_estimator_from_name(std::string_view name);
-std::string_view noise_estimator_name(NoiseEstimator estimator);
-double noise_covariance_scale(NoiseEstimator estimator);
-
-struct Halo {
-  std::int64_t above = 0;
-  std::int64_t below = 0;
-};
-Halo noise_halo(NoiseEstimator estimator);
 
 struct NoiseConfig {
   NoiseEstimator estimator = NoiseEstimator::diff;

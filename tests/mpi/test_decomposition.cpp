@@ -38,6 +38,16 @@ TEST(BalancedCuts, MorePartsThanTilesLeavesEmptyBlocks) {
   EXPECT_EQ(empty, 2);
 }
 
+TEST(CutsByValidPixels, FillTilesWeighOnlyTheirRead) {
+  // 4 tiles of 2 rows x 10 samples; the last two rows hold no valid pixel.
+  const mpi::TileGrid grid{8, 2};
+  const std::vector<std::int64_t> rows{10, 10, 10, 10, 10, 10, 0, 0};
+  const auto tiles = mpi::tile_sums(grid, rows);
+  EXPECT_EQ(tiles, (std::vector<std::int64_t>{20, 20, 20, 0}));
+  // Weights 22.5, 22.5, 22.5, 2.5: the second part starts at the half, 35.
+  EXPECT_EQ(mpi::cuts_by_valid_pixels(grid, tiles, 10, 2), (std::vector<std::int64_t>{0, 2, 4}));
+}
+
 TEST(BalanceRows, AtLeastEightUnitsPerRank) {
   EXPECT_EQ(mpi::balance_rows(120, 1000, 2), 8);   // ceil(120 / 16)
   EXPECT_EQ(mpi::balance_rows(120, 4, 2), 4);      // the work tile is finer already

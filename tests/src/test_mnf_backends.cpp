@@ -1,4 +1,4 @@
-// CPU and CUDA backends give the same MNF/PCA: statistics, eigenvalues (1e-9 relative,
+// The CPU and CUDA halves of the tile operations give the same MNF/PCA: statistics, eigenvalues (1e-9 relative,
 // LAPACK against cuSOLVER) and components, for every noise estimator and tile size, on a synthetic
 // scene with a no-data border and on the real Jasper Ridge scene. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -21,8 +21,8 @@ class MnfBackends : public ::testing::Test {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the CUDA backend runs on the device machine";
-    cpu_ = std::move(make_backend(BackendKind::cpu).value());
-    gpu_ = std::move(make_backend(BackendKind::cuda).value());
+    cpu_ = std::move(make_tile_ops(BackendKind::cpu).value());
+    gpu_ = std::move(make_tile_ops(BackendKind::cuda).value());
   }
 
   static std::string synthetic_scene() {
@@ -43,7 +43,7 @@ class MnfBackends : public ::testing::Test {
     return path;
   }
 
-  std::unique_ptr<Backend> cpu_, gpu_;
+  std::unique_ptr<TileOps> cpu_, gpu_;
   mpi::Comm comm_ = mpi::Comm::self();
 };
 
@@ -54,7 +54,7 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], rel * scale) << what << " [" << i << "]";
 }
 
-void compare_backends(const std::string& scene, Backend& cpu, Backend& gpu, const mpi::Comm& comm, Method method,
+void compare_backends(const std::string& scene, TileOps& cpu, TileOps& gpu, const mpi::Comm& comm, Method method,
                       NoiseEstimator estimator, std::int64_t tile_rows) {
   auto cube = io::open_cube(scene);
   ASSERT_TRUE(cube.ok()) << cube.error().line();

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "src/backend/cpu_backend.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "src/linalg/eigen.hpp"
 #include "src/mnf/basis.hpp"
 #include "tests/src/test_mnf_support.hpp"
@@ -164,10 +164,10 @@ TEST(DenoiseTest, NoiseFreeLowRankDataIsReturnedUnchanged) {
   auto basis = mnf_basis(data, noise, band_list(bands));
   ASSERT_TRUE(basis.ok());
   const auto map = denoise_map(*basis, rank);
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   const auto tile = testing::make_tile<double>(scene, {0, 10});
   std::vector<float> out(static_cast<std::size_t>(10 * 12 * bands));
-  ASSERT_TRUE(backend->transform(tile, testing::all_bands(bands), map, out).ok());
+  ASSERT_TRUE(ops->transform(tile, testing::all_bands(bands), map, out).ok());
   for (std::size_t i = 0; i < out.size(); ++i)
     ASSERT_NEAR(out[i], scene.values[i], 1e-6 * std::abs(scene.values[i])) << i;
 }
@@ -182,8 +182,8 @@ TEST(TransformTest, ExcludedPixelsGetTheFillValue) {
   map.matrix = Matrix(2, 1);
   map.matrix.data = {1.0, -1.0};
   std::vector<float> out(12);
-  auto backend = make_cpu_backend();
-  ASSERT_TRUE(backend->transform(testing::make_tile<double>(scene, {0, 3}), rules, map, out).ok());
+  auto ops = make_cpu_tile_ops();
+  ASSERT_TRUE(ops->transform(testing::make_tile<double>(scene, {0, 3}), rules, map, out).ok());
   for (std::int64_t p = 0; p < 12; ++p) {
     const auto r = p / 4, c = p % 4;
     if (r == 1 && c == 2)

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mpi/comm.hpp"
-#include "src/backend/cpu_backend.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "tests/src/test_mnf_support.hpp"
 
@@ -56,11 +56,11 @@ class SpyOracleTest : public ::testing::Test {
 
   Outcome analyse(Method method) const {
     const testing::MemoryCube<double> cube(scene_);
-    auto backend = make_cpu_backend();
+    auto ops = make_cpu_tile_ops();
     PipelineOptions options;
     options.method = method;
     options.tile_rows = 5;
-    auto stats = gather_statistics(cube, *backend, mpi::Comm::world(), options);
+    auto stats = gather_statistics(cube, *ops, mpi::Comm::world(), options);
     EXPECT_TRUE(stats.ok());
     auto cov = covariances(*stats, method);
     EXPECT_TRUE(cov.ok());
@@ -72,8 +72,8 @@ class SpyOracleTest : public ::testing::Test {
   std::vector<float> apply(const Outcome& outcome, const LinearMap& map) const {
     const testing::MemoryCube<double> cube(scene_);
     testing::MemoryWriter writer(kLines, kSamples, map.outputs());
-    auto backend = make_cpu_backend();
-    EXPECT_TRUE(write_components(cube, *backend, outcome.stats.rules, map, writer, 6, mpi::Comm::world()).ok());
+    auto ops = make_cpu_tile_ops();
+    EXPECT_TRUE(write_components(cube, *ops, outcome.stats.rules, map, writer, 6, mpi::Comm::world()).ok());
     return writer.values;
   }
 

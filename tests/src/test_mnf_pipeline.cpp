@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "mpi/comm.hpp"
-#include "src/backend/cpu_backend.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "src/mnf/stats_file.hpp"
 #include "tests/src/test_mnf_support.hpp"
@@ -27,8 +27,8 @@ struct Outcome {
 };
 
 Outcome analyse(const io::Cube& cube, const PipelineOptions& options) {
-  auto backend = make_cpu_backend();
-  auto stats = gather_statistics(cube, *backend, mpi::Comm::world(), options);
+  auto ops = make_cpu_tile_ops();
+  auto stats = gather_statistics(cube, *ops, mpi::Comm::world(), options);
   EXPECT_TRUE(stats.ok()) << (stats.ok() ? "" : stats.error().line());
   auto cov = covariances(*stats, options.method);
   EXPECT_TRUE(cov.ok());
@@ -47,8 +47,8 @@ PipelineOptions with_tile_rows(std::int64_t rows, Method method = Method::mnf) {
 MemoryWriter components(const io::Cube& cube, const Outcome& outcome, std::int64_t m, std::int64_t rows) {
   const auto& shape = cube.info().shape;
   MemoryWriter writer(shape.lines, shape.samples, m);
-  auto backend = make_cpu_backend();
-  EXPECT_TRUE(write_components(cube, *backend, outcome.stats.rules, reduction_map(outcome.basis, m), writer, rows,
+  auto ops = make_cpu_tile_ops();
+  EXPECT_TRUE(write_components(cube, *ops, outcome.stats.rules, reduction_map(outcome.basis, m), writer, rows,
                                mpi::Comm::world()).ok());
   return writer;
 }
@@ -123,8 +123,8 @@ TEST(PipelineTest, IgnoredPixelsAndBadBandsFollowTheRules) {
   EXPECT_TRUE(std::isfinite(out.at(3, 4, 0)) && std::isfinite(out.at(4, 5, 1)));
 
   MemoryWriter denoised(12, 10, 5);
-  auto backend = make_cpu_backend();
-  ASSERT_TRUE(write_denoised(cube, *backend, outcome.stats.rules, denoise_map(outcome.basis, 4), denoised, 5,
+  auto ops = make_cpu_tile_ops();
+  ASSERT_TRUE(write_denoised(cube, *ops, outcome.stats.rules, denoise_map(outcome.basis, 4), denoised, 5,
                              mpi::Comm::world()).ok());
   EXPECT_EQ(denoised.at(3, 3, 2), -50.0f) << "excluded pixels pass through";
   EXPECT_TRUE(std::isnan(denoised.at(0, 5, 1))) << "bad bands pass through";

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "src/backend/cpu_backend.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 #include "tests/src/test_mnf_support.hpp"
 
 namespace hb::mnf {
@@ -17,13 +17,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <class T = double>
 MeanCovariance data_stats(const Scene& scene, const PixelRules& rules, std::int64_t tile_rows) {
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   std::vector<double> shift;
   for (auto b : rules.bands) shift.push_back(scene.at(0, 0, b));  // provisional mean: the first pixel
   Moments moments = Moments::zero(shift);
   for (std::int64_t r0 = 0; r0 < scene.lines; r0 += tile_rows) {
     const auto tile = testing::make_tile<T>(scene, {r0, std::min(scene.lines, r0 + tile_rows)});
-    EXPECT_TRUE(backend->accumulate_moments(tile, rules, moments).ok());
+    EXPECT_TRUE(ops->accumulate_moments(tile, rules, moments).ok());
   }
   auto result = covariance(moments);
   EXPECT_TRUE(result.ok());
@@ -32,14 +32,14 @@ MeanCovariance data_stats(const Scene& scene, const PixelRules& rules, std::int6
 
 MeanCovariance noise_stats(const Scene& scene, const PixelRules& rules, NoiseEstimator estimator,
                            std::int64_t tile_rows, Window window = {}) {
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   Moments moments = Moments::zero(std::vector<double>(rules.bands.size(), 0.0));
   const auto halo = noise_halo(estimator);
   const NoiseConfig config{estimator, window, scene.lines};
   for (std::int64_t r0 = 0; r0 < scene.lines; r0 += tile_rows) {
     const auto tile =
         testing::make_tile<double>(scene, {r0, std::min(scene.lines, r0 + tile_rows)}, halo.above, halo.below);
-    EXPECT_TRUE(backend->accumulate_noise_moments(tile, rules, config, moments).ok());
+    EXPECT_TRUE(ops->accumulate_noise_moments(tile, rules, config, moments).ok());
   }
   auto result = covariance(moments, noise_covariance_scale(estimator));
   EXPECT_TRUE(result.ok());
@@ -71,13 +71,13 @@ TEST(MomentsTest, MatchTwoPassReferenceDespiteLargeOffsetForAnyTileSize) {
 
 TEST(MomentsTest, MergedPartsEqualTheWhole) {
   const Scene scene = testing::random_scene(9, 5, 4, 2);
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   const auto rules = testing::all_bands(4);
   const auto shift = scene.pixel(0, 0);
   Moments whole = Moments::zero(shift), top = Moments::zero(shift), bottom = Moments::zero(shift);
-  ASSERT_TRUE(backend->accumulate_moments(testing::make_tile<double>(scene, {0, 9}), rules, whole).ok());
-  ASSERT_TRUE(backend->accumulate_moments(testing::make_tile<double>(scene, {0, 4}), rules, top).ok());
-  ASSERT_TRUE(backend->accumulate_moments(testing::make_tile<double>(scene, {4, 9}), rules, bottom).ok());
+  ASSERT_TRUE(ops->accumulate_moments(testing::make_tile<double>(scene, {0, 9}), rules, whole).ok());
+  ASSERT_TRUE(ops->accumulate_moments(testing::make_tile<double>(scene, {0, 4}), rules, top).ok());
+  ASSERT_TRUE(ops->accumulate_moments(testing::make_tile<double>(scene, {4, 9}), rules, bottom).ok());
   ASSERT_TRUE(merge(top, bottom).ok());
   EXPECT_EQ(top.count, whole.count);
   for (std::size_t i = 0; i < whole.cross.size(); ++i) EXPECT_NEAR(top.cross[i], whole.cross[i], 1e-9);
@@ -106,10 +106,10 @@ TEST(MomentsTest, ExcludePixelsWithTheIgnoreValueInAnyBandOrNonFiniteValues) {
         valid.push_back(scene.pixel(r, c));
   PixelRules rules = testing::all_bands(3);
   rules.ignore_value = -9999.0;
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   Moments moments = Moments::zero(scene.pixel(1, 1));
   for (std::int64_t r0 = 0; r0 < 7; r0 += 2)
-    ASSERT_TRUE(backend->accumulate_moments(testing::make_tile<double>(scene, {r0, std::min<std::int64_t>(7, r0 + 2)}),
+    ASSERT_TRUE(ops->accumulate_moments(testing::make_tile<double>(scene, {r0, std::min<std::int64_t>(7, r0 + 2)}),
                                             rules, moments).ok());
   auto got = covariance(moments);
   ASSERT_TRUE(got.ok());
@@ -203,10 +203,10 @@ TEST(NoiseStatsTest, WindowRestrictsResidualsToPixelsInsideIt) {
 
 TEST(NoiseStatsTest, TileWithoutTheNeededHaloIsRefused) {
   const Scene scene = testing::random_scene(6, 5, 2, 8);
-  auto backend = make_cpu_backend();
+  auto ops = make_cpu_tile_ops();
   Moments moments = Moments::zero({0.0, 0.0});
   const NoiseConfig config{NoiseEstimator::diff, {}, 6};
-  EXPECT_FALSE(backend->accumulate_noise_moments(testing::make_tile<double>(scene, {0, 3}), testing::all_bands(2),
+  EXPECT_FALSE(ops->accumulate_noise_moments(testing::make_tile<double>(scene, {0, 3}), testing::all_bands(2),
                                                  config, moments).ok());
 }
 

@@ -1,4 +1,4 @@
-#include "src/backend/cuda_mnf.hpp"
+#include "src/mnf/cuda_tile_ops.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/convert.cuh"
 #include "kernels/mnf/moments.cuh"
 #include "kernels/mnf/syrk.cuh"
 #include "src/mnf/linear_map.hpp"
@@ -30,6 +31,9 @@ Status check(cublasStatus_t s, const char* what) {
 Status check(const km::LaunchStatus& s, const char* what) {
   if (s.ok()) return {};
   return device_error(what, s.message());
+}
+Error cuda_error(cudaError_t code, const char* what) {
+  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cudaGetErrorString(code)};
 }
 
 // Z64 + offset rounded once to float32; excluded pixels get the fill value.
@@ -102,7 +106,8 @@ km::NoiseEstimator estimator_of(mnf::NoiseEstimator e) {
 
 }  // namespace
 
-MnfEngine::MnfEngine(int device) : device_(device) {
+MnfTileOps::MnfTileOps(std::unique_ptr<Backend> device)
+    : TileOps(std::move(device)), device_(this->device().gpu()), eigen_(device_) {
   cudaSetDevice(device_);
   cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
@@ -113,7 +118,7 @@ MnfEngine::MnfEngine(int device) : device_(device) {
   cublasCreate(&cublas_);
 }
 
-MnfEngine::~MnfEngine() {
+MnfTileOps::~MnfTileOps() {
   if (staged_bytes_ > 0)
     log_staging(staged_bytes_, staging_seconds_);
   cudaSetDevice(device_);
@@ -132,7 +137,7 @@ MnfEngine::~MnfEngine() {
 // kernels of the previous tile may still run; calls that follow on the same tile
 // (statistics, then noise) reuse it. Returns when the copy is done, so that the reader
 // may refill the host buffer; the kernels are not waited for.
-Status MnfEngine::upload_tile(const io::Tile& tile) {
+Status MnfTileOps::upload_tile(const io::Tile& tile) {
   const TileKey key{tile.bytes().data(), tile.bytes().size(), tile.held()};
   if (key == resident_[current_]) return {};
   const int slot = 1 - current_;
@@ -165,11 +170,11 @@ Status MnfEngine::upload_tile(const io::Tile& tile) {
 }
 
 // Marks the current slot free for a later copy once the kernels queued so far are done.
-Status MnfEngine::release_tile() {
+Status MnfTileOps::release_tile() {
   return check(cudaEventRecord(released_[current_], stream_), "record tile use");
 }
 
-Status MnfEngine::upload_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
+Status MnfTileOps::upload_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
   std::vector<int> bands(rules.bands.begin(), rules.bands.end());
   if (bands != rules_bands_) {
     HB_TRY(check(good_bands_.reserve(bands.size() * sizeof(int)), "band list"));
@@ -183,7 +188,7 @@ Status MnfEngine::upload_rules(const io::Tile& tile, const mnf::PixelRules& rule
   return {};
 }
 
-Status MnfEngine::reserve_matrices(std::int64_t core_pixels, std::int64_t columns) {
+Status MnfTileOps::reserve_matrices(std::int64_t core_pixels, std::int64_t columns) {
   const auto nb = static_cast<int>(rules_bands_.size());
   HB_TRY(check(matrix_.reserve(static_cast<std::size_t>(core_pixels * nb) * sizeof(double)), "matrix buffer"));
   HB_TRY(check(workspace_.reserve(km::moments_workspace_bytes(core_pixels, nb)), "workspace"));
@@ -199,7 +204,7 @@ Status MnfEngine::reserve_matrices(std::int64_t core_pixels, std::int64_t column
 
 // Adds XᵀX of the tile (X already written, count and sums added by the fill kernel)
 // with the SYRK kernel, then folds the tile's moments into the device totals of `into`.
-Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into) {
+Status MnfTileOps::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into) {
   const int nb = static_cast<int>(rules_bands_.size());
   // The hand SYRK (MNF-C) beat cuBLAS DSYRK on this tall-skinny shape on the H200
   // (docs/PERFORMANCE.md) and its summation order is fixed: it is the default.
@@ -217,7 +222,7 @@ Status MnfEngine::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into)
   return release_tile();
 }
 
-Result<MnfEngine::Totals*> MnfEngine::totals_for(mnf::Moments& host) {
+Result<MnfTileOps::Totals*> MnfTileOps::totals_for(mnf::Moments& host) {
   for (auto& t : totals_)
     if (t->host == &host) return t.get();
   const int nb = static_cast<int>(rules_bands_.size());
@@ -259,7 +264,7 @@ Result<MnfEngine::Totals*> MnfEngine::totals_for(mnf::Moments& host) {
   return totals_.back().get();
 }
 
-Status MnfEngine::finish_moments() {
+Status MnfTileOps::finish_moments() {
   cudaSetDevice(device_);
   resident_[0] = resident_[1] = {};  // the reader's buffers are about to be freed or reused
   if (totals_.empty()) return {};
@@ -285,7 +290,7 @@ Status MnfEngine::finish_moments() {
 
 // The mask is computed once per tile and band list: statistics, noise and transform
 // calls on the same tile share it.
-Status MnfEngine::ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules) {
+Status MnfTileOps::ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules) {
   if (mask_ready_) return {};
   const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
   HB_TRY(check(km::exclusion_mask(view, rules_of(rules, good_bands_.as<int>()), valid_.as<std::uint8_t>(), stream_),
@@ -307,7 +312,7 @@ Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross,
 
 }  // namespace
 
-Status MnfEngine::accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) {
+Status MnfTileOps::accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) {
   cudaSetDevice(device_);
   HB_TRY(upload_tile(tile));
   HB_TRY(upload_rules(tile, rules));
@@ -328,7 +333,7 @@ Status MnfEngine::accumulate_moments(const io::Tile& tile, const mnf::PixelRules
   return add_tile_moments(view.core_pixels(), data);
 }
 
-Status MnfEngine::accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
+Status MnfTileOps::accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
                                            const mnf::NoiseConfig& config, mnf::Moments& noise) {
   cudaSetDevice(device_);
   HB_TRY(upload_tile(tile));
@@ -346,7 +351,7 @@ Status MnfEngine::accumulate_noise_moments(const io::Tile& tile, const mnf::Pixe
   return add_tile_moments(view.core_pixels(), noise);
 }
 
-Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+Status MnfTileOps::transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                             std::span<float> out) {
   cudaSetDevice(device_);
   const std::int64_t outputs = map.outputs();
@@ -403,6 +408,29 @@ Status MnfEngine::transform(const io::Tile& tile, const mnf::PixelRules& rules, 
   HB_TRY(check(cudaStreamSynchronize(stream_), "transform"));
   resident_[current_] = {};  // one call per tile: never match a later tile at a reused address
   return {};
+}
+
+Result<linalg::SymmetricEigen> MnfTileOps::symmetric_eigen(const linalg::Matrix& a) { return eigen_.solve(a); }
+
+// Its own buffers, not the tile slots: the denoise pass widens a tile it then transforms.
+Status MnfTileOps::convert_to_f32(const io::Tile& tile, std::span<float> out) {
+  cudaSetDevice(device_);
+  const auto in = tile.bytes();
+  DeviceBuffer raw, wide;
+  if (auto e = raw.reserve(in.size()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
+  if (auto e = wide.reserve(out.size_bytes()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
+  if (auto e = cudaMemcpy(raw.as<void>(), in.data(), in.size(), cudaMemcpyHostToDevice); e != cudaSuccess)
+    return cuda_error(e, "copy to device");
+  const auto n = static_cast<std::size_t>(tile.pixels() * tile.bands());
+  if (auto e = kernels::convert_to_f32(tile.type(), raw.as<void>(), wide.as<float>(), n, nullptr); e != cudaSuccess)
+    return cuda_error(e, "convert kernel");
+  if (auto e = cudaMemcpy(out.data(), wide.as<void>(), out.size_bytes(), cudaMemcpyDeviceToHost); e != cudaSuccess)
+    return cuda_error(e, "copy to host");
+  return {};
+}
+
+std::unique_ptr<mnf::TileOps> make_mnf_tile_ops(std::unique_ptr<Backend> device) {
+  return std::make_unique<MnfTileOps>(std::move(device));
 }
 
 }  // namespace hb::cuda

@@ -1,8 +1,8 @@
-// Logging for the CUDA backend, compiled by the host compiler (spdlog's compile-time
+// Logging for the CUDA half of the tile operations, compiled by the host compiler (spdlog's compile-time
 // format strings do not build under nvcc).
 #include <spdlog/spdlog.h>
 
-#include "src/backend/cuda_mnf.hpp"
+#include "src/mnf/cuda_tile_ops.hpp"
 
 namespace hb::cuda {
 

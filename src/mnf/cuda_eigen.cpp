@@ -1,4 +1,4 @@
-#include "src/backend/cuda_eigen.hpp"
+#include "src/mnf/cuda_eigen.hpp"
 
 #include <cuda_runtime.h>
 #include <cusolverDn.h>

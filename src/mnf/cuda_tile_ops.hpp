@@ -1,4 +1,4 @@
-// MNF/PCA per-tile operations on one GPU, behind the Backend seam: the raw tile is
+// The CUDA half of the MNF/PCA tile operations (see TileOps), on one GPU: the raw tile is
 // copied as stored (int16 stays 2 bytes) through a pinned buffer and widened on the
 // device; statistics in FP64 (the hand SYRK kernel), transforms as FP64 DGEMM rounded once to
 // float32 (the accuracy the SPy comparison needs; see docs/PERFORMANCE.md for the
@@ -23,32 +23,30 @@
 #include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/base/cuda_buffers.hpp"
-
-namespace hb::mnf {
-struct PixelRules;
-struct NoiseConfig;
-struct Moments;
-struct LinearMap;
-}  // namespace hb::mnf
+#include "src/mnf/cuda_eigen.hpp"
+#include "src/mnf/tile_ops.hpp"
 
 namespace hb::cuda {
 
 // In a .cpp: spdlog's compile-time format checks do not build under nvcc.
 void log_staging(double bytes, double seconds);
 
-class MnfEngine {
- public:
-  explicit MnfEngine(int device);
-  ~MnfEngine();
-  MnfEngine(const MnfEngine&) = delete;
-  MnfEngine& operator=(const MnfEngine&) = delete;
+// `device` must be a CUDA backend (its gpu() is the GPU the operations run on).
+std::unique_ptr<mnf::TileOps> make_mnf_tile_ops(std::unique_ptr<Backend> device);
 
-  Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data);
+class MnfTileOps final : public mnf::TileOps {
+ public:
+  explicit MnfTileOps(std::unique_ptr<Backend> device);
+  ~MnfTileOps() override;
+
+  Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) override;
+  Status convert_to_f32(const io::Tile& tile, std::span<float> out) override;
+  Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override;
   Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
-                                  const mnf::NoiseConfig& config, mnf::Moments& noise);
+                                  const mnf::NoiseConfig& config, mnf::Moments& noise) override;
   Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
-                   std::span<float> out);
-  Status finish_moments();
+                   std::span<float> out) override;
+  Status finish_moments() override;
 
  private:
   struct TileKey {
@@ -73,6 +71,7 @@ class MnfEngine {
   Result<Totals*> totals_for(mnf::Moments& host);
 
   int device_;
+  DeviceEigenSolver eigen_;
   cudaStream_t stream_ = nullptr;       // kernels
   cudaStream_t copy_stream_ = nullptr;  // host-to-device tile copies
   cublasHandle_t cublas_ = nullptr;

@@ -3,9 +3,9 @@
 #include <array>
 #include <string>
 
-#include "src/backend/cpu_mnf.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 
-namespace hb::cpu {
+namespace hb::mnf::cpu {
 namespace {
 
 using detail::WideRows;
@@ -87,4 +87,4 @@ Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rul
   return {};
 }
 
-}  // namespace hb::cpu
+}  // namespace hb::mnf::cpu

@@ -1,11 +1,14 @@
-#include "src/backend/cpu_mnf.hpp"
+#include "src/mnf/cpu_tile_ops.hpp"
 
 #include <cblas.h>
 
 #include <cmath>
 #include <string>
 
-namespace hb::cpu {
+#include "src/backend/cpu_backend.hpp"
+#include "src/base/parallel_for.hpp"
+
+namespace hb::mnf::cpu {
 namespace detail {
 namespace {
 
@@ -120,4 +123,49 @@ Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::
   return {};
 }
 
-}  // namespace hb::cpu
+}  // namespace hb::mnf::cpu
+
+namespace hb::mnf {
+namespace {
+
+constexpr std::int64_t kWidenChunk = std::int64_t{1} << 20;  // samples per thread, at least
+
+class CpuTileOps final : public TileOps {
+ public:
+  using TileOps::TileOps;
+
+  Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) override {
+    return linalg::symmetric_eigen(a);
+  }
+  Status convert_to_f32(const io::Tile& tile, std::span<float> out) override {
+    visit_data_type(tile.type(), [&](auto zero) {
+      using T = decltype(zero);
+      const auto in = tile.as<T>();
+      parallel_for(static_cast<std::int64_t>(in.size()), kWidenChunk, [&](std::int64_t begin, std::int64_t end) {
+        for (auto i = begin; i < end; ++i) out[static_cast<std::size_t>(i)] = static_cast<float>(in[static_cast<std::size_t>(i)]);
+      });
+    });
+    return {};
+  }
+  Status accumulate_moments(const io::Tile& tile, const PixelRules& rules, Moments& data) override {
+    return cpu::accumulate_moments(tile, rules, data);
+  }
+  Status accumulate_noise_moments(const io::Tile& tile, const PixelRules& rules, const NoiseConfig& config,
+                                  Moments& noise) override {
+    return cpu::accumulate_noise_moments(tile, rules, config, noise);
+  }
+  Status transform(const io::Tile& tile, const PixelRules& rules, const LinearMap& map,
+                   std::span<float> out) override {
+    return cpu::transform(tile, rules, map, out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<TileOps> make_cpu_tile_ops(std::unique_ptr<Backend> device) {
+  return std::make_unique<CpuTileOps>(std::move(device));
+}
+
+std::unique_ptr<TileOps> make_cpu_tile_ops() { return make_cpu_tile_ops(make_cpu_backend()); }
+
+}  // namespace hb::mnf

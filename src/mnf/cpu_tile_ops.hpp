@@ -1,8 +1,9 @@
-// Host implementations of the MNF/PCA tile operations (see Backend): the CPU backend,
-// the default of every backend, and the reference the CUDA backend is tested against.
+// The CPU half of the MNF/PCA tile operations (see TileOps), and the reference the
+// CUDA half is tested against. The free functions are the operations themselves.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -10,8 +11,16 @@
 #include "io/tile.hpp"
 #include "src/mnf/linear_map.hpp"
 #include "src/mnf/stats.hpp"
+#include "src/mnf/tile_ops.hpp"
 
-namespace hb::cpu {
+namespace hb::mnf {
+// The operations on the host, with the CPU backend as their device.
+std::unique_ptr<TileOps> make_cpu_tile_ops();
+// The same with a given device (the fallback of make_tile_ops).
+std::unique_ptr<TileOps> make_cpu_tile_ops(std::unique_ptr<Backend> device);
+}  // namespace hb::mnf
+
+namespace hb::mnf::cpu {
 
 Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data);
 Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::NoiseConfig& config,
@@ -57,4 +66,4 @@ class MomentAccumulator {
 };
 
 }  // namespace detail
-}  // namespace hb::cpu
+}  // namespace hb::mnf::cpu
