@@ -7,11 +7,11 @@
 
 #include <fmt/core.h>
 
+#include "src/base/stopwatch.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
 #include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -35,8 +35,8 @@ std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, i
   return std::clamp<std::int64_t>(memory_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
 }
 
-Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
-                                     const TrainingSet& training, const PreparedTraining& prepared,
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const classify::BandSelection& selection,
+                                     const classify::TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress,
                                      SinkThread sink_thread) {
@@ -72,8 +72,8 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   StageTimes times;
 
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
-  QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
-                   **search);
+  QueryTiles tiles(scene, selection, classify::row_tiles({0, scene.info().shape.lines}, stats.tile_rows),
+                   prepared.shift(), **search);
   setup.made("query reader");
   const auto classify_tile = [&](const QueryTile& t) -> Status {
     const std::int64_t nq = t.count();

@@ -10,8 +10,8 @@
 #include "io/cube.hpp"
 #include "src/backend/backend.hpp"
 #include "src/dedup/dedup.hpp"
+#include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "src/knn/training.hpp"
 #include "src/knn/vote.hpp"
 
 namespace hb::knn {
@@ -62,8 +62,8 @@ struct ClassifyStats {
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
                                   std::int64_t memory_bytes);
 
-Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
-                                     const TrainingSet& training, const PreparedTraining& prepared,
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const classify::BandSelection& selection,
+                                     const classify::TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {},
                                      SinkThread sink_thread = SinkThread::caller);

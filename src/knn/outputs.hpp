@@ -16,9 +16,9 @@
 #include "io/cube.hpp"
 #include "io/file_identity.hpp"
 #include "mpi/comm.hpp"
+#include "src/classify/products.hpp"
+#include "src/classify/training.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/products.hpp"
-#include "src/knn/training.hpp"
 
 namespace hb::knn {
 
@@ -26,7 +26,7 @@ struct OutputRequest {
   std::string path;          // OUT
   const io::CubeInfo* scene = nullptr;
   std::string scene_path;
-  ClassTable classes;        // complete (see complete_class_table)
+  classify::ClassTable classes;  // complete (see complete_class_table)
   int k = 1;
   bool neighbors = false;
   std::string description;   // what produced the map, for the header

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "src/knn/features.hpp"
-#include "src/knn/training.hpp"
+#include "src/classify/features.hpp"
+#include "src/classify/training.hpp"
 
 namespace hb::sam {
 
@@ -45,8 +45,9 @@ Result<SpectralLibrary> read_library(const std::string& path);
 Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::Cube& truth, std::int64_t tile_rows);
 
 // Mean of every class of a KNN training file's rows; its features are the scene's good bands.
-Result<SpectralLibrary> class_means_from_training(const knn::TrainingSet& training, const knn::BandSelection& scene,
-                                                  const std::string& scene_path, const std::string& train_path);
+Result<SpectralLibrary> class_means_from_training(const classify::TrainingSet& training,
+                                                  const classify::BandSelection& scene, const std::string& scene_path,
+                                                  const std::string& train_path);
 
 // Writes `library` in the HDF5 layout above, atomically.
 Status write_library(const std::string& path, const SpectralLibrary& library);

@@ -10,11 +10,11 @@
 #include "io/tile_reader.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
-#include "src/knn/training_file.hpp"
+#include "src/base/stopwatch.hpp"
+#include "src/classify/training_file.hpp"
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
 #include "src/sam/unique_pixels.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::sam {
 namespace {
@@ -51,9 +51,9 @@ Result<SpectralLibrary> load_library(const SamJob& job, const io::Cube& scene, s
     if (!truth) return truth.error();
     return class_means_from_truth(scene, **truth, tile_rows);
   }
-  auto training = knn::read_training_file(job.train_file);
+  auto training = classify::read_training_file(job.train_file);
   if (!training) return training.error();
-  return class_means_from_training(*training, knn::select_good_bands(scene.info()), job.scene, job.train_file);
+  return class_means_from_training(*training, classify::select_good_bands(scene.info()), job.scene, job.train_file);
 }
 
 std::int64_t tile_rows_for(const SamJob& job, const io::CubeInfo& info, std::int64_t dims, std::int64_t count) {
