@@ -114,7 +114,7 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   stats.backend = std::string((*search)->backend_name());
   stats.tile_rows = options.tile_rows > 0 ? options.tile_rows
                                           : tile_rows_for_budget(scene.info(), dims, options.k, options.neighbors,
-                                                                 options.memory_bytes);
+                                                                 options.tile_budget_bytes);
   const auto tiles = classify::row_tiles(in.block, stats.tile_rows);
   // Ranks keep in step where they must: the ring hands shards on every tile, and HDF5
   // outputs (written in the caller's thread) are written collectively; those make the

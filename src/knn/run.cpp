@@ -87,7 +87,7 @@ Result<classify::TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s
 
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims) {
   if (job.classify.tile_rows > 0) return job.classify.tile_rows;
-  return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.memory_bytes);
+  return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.tile_budget_bytes);
 }
 
 ReportPaths job_report_paths(const KnnJob& job) {
