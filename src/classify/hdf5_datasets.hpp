@@ -1,6 +1,6 @@
 // Small readers and writers of whole HDF5 datasets with errors that name the file and dataset.
-// Shared by the formats that are not cubes: KNN training files (src/knn/training_file)
-// and SAM spectral libraries (src/sam/library).
+// Shared by the formats that are not cubes: training files (training_file.hpp) and SAM
+// spectral libraries (src/sam/library).
 #pragma once
 
 #include <hdf5.h>

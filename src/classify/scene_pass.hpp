@@ -1,6 +1,6 @@
 // Streaming passes over a scene in row tiles, handing each tile's features (bad bands
-// dropped, ignored pixels flagged) to the caller. The passes of `knn` (validity, gather
-// of training pixels, classification) all go through here. The next tile is read while
+// dropped, ignored pixels flagged) to the caller. The classifiers' passes (validity, gather
+// of training pixels, class means, classification) all go through here. The next tile is read while
 // the caller works on the current one (ENVI scenes; see io::TileReader), and feature
 // extraction (widening included) uses the host's threads.
 #pragma once

@@ -1,4 +1,4 @@
-// The files `knn` writes (through src/knn/products.hpp):
+// The files `knn` writes (through src/classify/products.hpp):
 //   ENVI  OUT(.hdr)               class map, uint16, ENVI Classification (names, colours)
 //         OUT_confidence          float32, the winner's share of the vote
 //         OUT_neighbors_index     int64, k bands: training indices (-1 where ignored)

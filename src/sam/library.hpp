@@ -40,7 +40,7 @@ struct SpectralLibrary {
 Result<SpectralLibrary> read_library(const std::string& path);
 
 // Mean spectrum of every class present in `truth` (a class raster aligned with the
-// scene; 0 = unlabelled), over the scene's good bands and valid pixels (knn's rules).
+// scene; 0 = unlabelled), over the scene's good bands and valid pixels (src/classify/features.hpp).
 // Spectrum i is class id i + 1; classes without a valid pixel are an error.
 Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::Cube& truth, std::int64_t tile_rows);
 

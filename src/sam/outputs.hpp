@@ -1,4 +1,4 @@
-// The files `sam` writes (through src/knn/products.hpp, the classifiers' shared writer):
+// The files `sam` writes (through src/classify/products.hpp, the classifiers' shared writer):
 //   ENVI  OUT(.hdr)     class map, uint16, ENVI Classification: 0 Unclassified, then one
 //                       class per reference spectrum (its name; the truth raster's colours
 //                       for class means, else a fixed palette)
