@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "io/convert.hpp"
 #include "io/cube.hpp"
 #include "jobs/quicklook.hpp"
 #include "jobs/schedule.hpp"
-#include "io/convert.hpp"
 #include "src/knn/report.hpp"
 #include "src/knn/run.hpp"
 #include "src/mnf/run.hpp"
@@ -103,7 +103,7 @@ Result<knn::KnnJob> knn_job(const SceneContext& c) {
   if (s.features == "mnf" && c.comm().is_parallel()) {
     job.scene = c.file("mnf.h5");  // across ranks: the components cube, all of its bands
   } else if (s.features == "mnf") {
-    job.features = {knn::FeatureSpec::Kind::mnf, static_cast<int>(c.job.mnf.components)};
+    job.features = {classify::FeatureSpec::Kind::mnf, static_cast<int>(c.job.mnf.components)};
     job.features_scene = c.file("mnf.h5");
   }
   if (job.truth.empty() && job.train_file.empty())

@@ -6,8 +6,8 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
-#include "src/cli/validators.hpp"
 #include "src/cli/progress.hpp"
+#include "src/cli/validators.hpp"
 #include "src/knn/run.hpp"
 
 namespace hb::cli {
@@ -41,7 +41,7 @@ Status to_job(KnnCliOptions& o) {
   job.shard_mode = o.shard_mode == "ring"        ? knn::ShardMode::ring
                    : o.shard_mode == "allgather" ? knn::ShardMode::allgather
                                                  : knn::ShardMode::automatic;
-  auto features = knn::parse_feature_spec(o.features);
+  auto features = classify::parse_feature_spec(o.features);
   if (!features) return features.error();
   job.features = *features;
   return {};
@@ -60,7 +60,7 @@ void print_summary(const knn::KnnJobResult& r, bool json) {
              knn::select_method_name(r.report.stats.select), r.report.stats.backend, r.report.stats.classified,
              r.report.stats.ignored);
   if (r.report.matrix) {
-    const auto s = knn::summarize(*r.report.matrix);
+    const auto s = classify::summarize(*r.report.matrix);
     fmt::print("overall accuracy {:.2f} %, kappa {:.4f} on {} evaluation pixels\n", 100.0 * s.overall, s.kappa,
                s.total);
   }

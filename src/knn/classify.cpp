@@ -7,11 +7,12 @@
 
 #include <fmt/core.h>
 
+#include "src/base/stopwatch.hpp"
+#include "src/base/tile_budget.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
 #include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -26,17 +27,16 @@ struct StageTimes {
 }  // namespace
 
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
-                                  std::int64_t memory_bytes) {
+                                  std::int64_t tile_budget_bytes) {
   // A bound over the passes: raw bytes, widened bands and features (FeatureTiles) or the
   // two packed query slots (QueryTiles), validity, lists, outputs.
   const std::int64_t per_pixel = info.bytes_per_pixel() + 4 * info.shape.bands + 12 * dims + 1 +
                                  12 * std::int64_t{k} + 6 + (neighbors ? 24 * std::int64_t{k} : 0);
-  const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
-  return std::clamp<std::int64_t>(memory_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
+  return tile_rows_for(per_pixel * info.shape.samples, tile_budget_bytes, info.shape.lines);
 }
 
-Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
-                                     const TrainingSet& training, const PreparedTraining& prepared,
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const classify::BandSelection& selection,
+                                     const classify::TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress,
                                      SinkThread sink_thread) {
@@ -58,7 +58,7 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   stats.tile_rows = options.tile_rows > 0
                         ? options.tile_rows
                         : tile_rows_for_budget(scene.info(), selection.dims(), options.k, options.neighbors,
-                                               options.memory_bytes);
+                                               options.tile_budget_bytes);
   auto voter = make_batch_voter(stats.backend, {training.labels, training.class_count(), options.metric, options.weights});
   if (!voter) return voter.error();
   setup.made("voter");
@@ -72,8 +72,8 @@ Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection&
   StageTimes times;
 
   // Queries come packed and shifted, one tile ahead of the search (QueryTiles).
-  QueryTiles tiles(scene, selection, row_tiles({0, scene.info().shape.lines}, stats.tile_rows), prepared.shift(),
-                   **search);
+  QueryTiles tiles(scene, selection, classify::row_tiles({0, scene.info().shape.lines}, stats.tile_rows),
+                   prepared.shift(), **search);
   setup.made("query reader");
   const auto classify_tile = [&](const QueryTile& t) -> Status {
     const std::int64_t nq = t.count();

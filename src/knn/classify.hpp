@@ -10,8 +10,8 @@
 #include "io/cube.hpp"
 #include "src/backend/backend.hpp"
 #include "src/dedup/dedup.hpp"
+#include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "src/knn/training.hpp"
 #include "src/knn/vote.hpp"
 
 namespace hb::knn {
@@ -22,8 +22,8 @@ struct ClassifyOptions {
   Weights weights = Weights::uniform;
   SelectMethod select = SelectMethod::automatic;
   BackendKind backend = BackendKind::automatic;
-  std::int64_t tile_rows = 0;                          // 0 = from memory_bytes
-  std::int64_t memory_bytes = std::int64_t{512} << 20;  // per tile: samples, features, lists, outputs
+  std::int64_t tile_rows = 0;                               // 0 = from tile_budget_bytes
+  std::int64_t tile_budget_bytes = std::int64_t{512} << 20;  // per tile: samples, features, lists, outputs
   bool neighbors = false;
   dedup::Mode dedup = dedup::Mode::automatic;  // search each distinct spectrum once (src/dedup)
 };
@@ -60,10 +60,10 @@ struct ClassifyStats {
 
 // Scene rows per tile for a memory budget (at least one row).
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
-                                  std::int64_t memory_bytes);
+                                  std::int64_t tile_budget_bytes);
 
-Result<ClassifyStats> classify_scene(const io::Cube& scene, const BandSelection& selection,
-                                     const TrainingSet& training, const PreparedTraining& prepared,
+Result<ClassifyStats> classify_scene(const io::Cube& scene, const classify::BandSelection& selection,
+                                     const classify::TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {},
                                      SinkThread sink_thread = SinkThread::caller);

@@ -28,10 +28,10 @@
 
 #include "kernels/knn/knn.cuh"
 #include "src/base/cuda_buffers.hpp"
+#include "src/classify/features.hpp"
 #include "src/knn/cuda_query_gather.hpp"
 #include "src/knn/cuda_search.hpp"
 #include "src/knn/cuda_support.hpp"
-#include "src/knn/features.hpp"
 
 namespace hb::knn {
 namespace {
@@ -122,7 +122,7 @@ class CudaKnnSearch final : public KnnSearch {
   bool makes_empty_lists() const override { return true; }
 
   // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
-  bool gathers(DataType type) const override { return is_narrow(type); }
+  bool gathers(DataType type) const override { return classify::is_narrow(type); }
   HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
   // The tile goes up and its queries are gathered on the device (DeviceQueryGather);
@@ -138,15 +138,16 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   // The valid pixels listed on the device too, from the tile uploaded anyway.
-  Result<const float*> list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+  Result<const float*> list_and_gather(int slot, const io::Tile& tile, const classify::BandSelection& selection,
                                        std::optional<double> ignore_value, std::span<const double> shift,
                                        std::vector<std::int64_t>& pixel) override {
-    if (!is_narrow(tile.type())) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
+    if (!classify::is_narrow(tile.type()))
+      return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
     slot &= 1;
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // may run on another thread
     staging_fill_[slot] = ++fills_;
-    auto queries = gather_.list_and_gather(slot, tile, selection.bands, narrow_ignore_target(tile.type(), ignore_value),
-                                           shift, pixel);
+    auto queries = gather_.list_and_gather(slot, tile, selection.bands,
+                                           classify::narrow_ignore_target(tile.type(), ignore_value), shift, pixel);
     if (queries && *queries == nullptr) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
     return queries;
   }

@@ -22,12 +22,13 @@ constexpr AuxiliaryName kNeighborIndex{"neighbors/index", "_neighbors_index", "-
 constexpr AuxiliaryName kNeighborDistance{"neighbors/distance", "_neighbors_distance", "--neighbors"};
 
 // The products, in the order they are written: class map, confidence, neighbours.
-std::vector<Product> products(const OutputRequest& r) {
+std::vector<classify::Product> products(const OutputRequest& r) {
   const auto info = [&](DataType type, std::int64_t bands) {
-    return product_info(*r.scene, r.scene_path, r.description, type, bands);
+    return classify::product_info(*r.scene, r.scene_path, r.description, type, bands);
   };
-  std::vector<Product> list{{"", "", class_map_info(*r.scene, r.scene_path, r.description, r.classes)},
-                            {kConfidence.hdf5_name, kConfidence.envi_suffix, info(DataType::f32, 1)}};
+  std::vector<classify::Product> list{
+      {"", "", classify::class_map_info(*r.scene, r.scene_path, r.description, r.classes)},
+      {kConfidence.hdf5_name, kConfidence.envi_suffix, info(DataType::f32, 1)}};
   list[1].info.meta.band_names = {"confidence"};
   if (r.neighbors) {
     list.push_back({kNeighborIndex.hdf5_name, kNeighborIndex.envi_suffix, info(DataType::i64, r.k)});
@@ -41,7 +42,8 @@ std::vector<Product> products(const OutputRequest& r) {
 
 class Outputs final : public KnnOutputs {
  public:
-  Outputs(std::unique_ptr<ProductFiles> files, bool neighbors) : files_(std::move(files)), neighbors_(neighbors) {}
+  Outputs(std::unique_ptr<classify::ProductFiles> files, bool neighbors)
+      : files_(std::move(files)), neighbors_(neighbors) {}
   // Every product is written on every call, empty rows included: writes may be collective.
   Status write(const ClassifiedRows& rows) override {
     HB_TRY(files_->write(0, rows.rows, std::as_bytes(rows.labels)));
@@ -59,7 +61,7 @@ class Outputs final : public KnnOutputs {
   }
 
  private:
-  std::unique_ptr<ProductFiles> files_;
+  std::unique_ptr<classify::ProductFiles> files_;
   bool neighbors_;
 };
 
@@ -70,11 +72,11 @@ void plan_knn_outputs(io::FilePlan& plan, const std::string& path, bool neighbor
   if (io::format_from_path(path) == io::CubeFormat::hdf5) return;  // every product inside OUT.h5
   std::vector<AuxiliaryName> auxiliary{kConfidence};
   if (neighbors) auxiliary.insert(auxiliary.end(), {kNeighborIndex, kNeighborDistance});
-  for (const auto& name : auxiliary) plan.write_cube(name.option, sibling_path(path, name.envi_suffix));
+  for (const auto& name : auxiliary) plan.write_cube(name.option, classify::sibling_path(path, name.envi_suffix));
 }
 
 Result<std::unique_ptr<KnnOutputs>> create_knn_outputs(const OutputRequest& request) {
-  auto files = create_product_files(request.path, products(request), "knn", request.comm);
+  auto files = classify::create_product_files(request.path, products(request), "knn", request.comm);
   if (!files) return files.error();
   return std::unique_ptr<KnnOutputs>(std::make_unique<Outputs>(std::move(*files), request.neighbors));
 }

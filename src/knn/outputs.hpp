@@ -1,4 +1,4 @@
-// The files `knn` writes (through src/knn/products.hpp):
+// The files `knn` writes (through src/classify/products.hpp):
 //   ENVI  OUT(.hdr)               class map, uint16, ENVI Classification (names, colours)
 //         OUT_confidence          float32, the winner's share of the vote
 //         OUT_neighbors_index     int64, k bands: training indices (-1 where ignored)
@@ -16,9 +16,9 @@
 #include "io/cube.hpp"
 #include "io/file_identity.hpp"
 #include "mpi/comm.hpp"
+#include "src/classify/products.hpp"
+#include "src/classify/training.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/products.hpp"
-#include "src/knn/training.hpp"
 
 namespace hb::knn {
 
@@ -26,7 +26,7 @@ struct OutputRequest {
   std::string path;          // OUT
   const io::CubeInfo* scene = nullptr;
   std::string scene_path;
-  ClassTable classes;        // complete (see complete_class_table)
+  classify::ClassTable classes;  // complete (see complete_class_table)
   int k = 1;
   bool neighbors = false;
   std::string description;   // what produced the map, for the header

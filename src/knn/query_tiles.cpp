@@ -9,7 +9,7 @@
 
 namespace hb::knn {
 
-QueryTiles::QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
+QueryTiles::QueryTiles(const io::Cube& scene, const classify::BandSelection& selection, std::vector<RowRange> tiles,
                        std::vector<double> shift, KnnSearch& search)
     : scene_(scene),
       selection_(selection),
@@ -64,7 +64,7 @@ Status QueryTiles::pack(std::size_t tile, float* buffer, Result<const io::Tile*>
   QueryTile& out = slots_[slot];
   out = {tiles_[tile], (*raw)->pixels(), buffer, gather_, {}};
   if (!gather_) {
-    const std::int64_t count = pack_valid_queries(**raw, selection_, ignore, shift_, buffer, valid_, pixel);
+    const std::int64_t count = classify::pack_valid_queries(**raw, selection_, ignore, shift_, buffer, valid_, pixel);
     worker_.pack += clock.lap();
     worker_.bytes += count * dims_ * 4;
   } else {

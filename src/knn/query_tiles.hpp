@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "src/knn/scene_pass.hpp"
+#include "src/classify/scene_pass.hpp"
 #include "src/knn/search.hpp"
 
 namespace hb::io {
@@ -39,7 +39,7 @@ class QueryTiles {
  public:
   // The search's buffers are asked for on the caller's thread (a CUDA search pins memory
   // there) each time a slot is refilled.
-  QueryTiles(const io::Cube& scene, const BandSelection& selection, std::vector<RowRange> tiles,
+  QueryTiles(const io::Cube& scene, const classify::BandSelection& selection, std::vector<RowRange> tiles,
              std::vector<double> shift, KnnSearch& search);
   ~QueryTiles();
   QueryTiles(const QueryTiles&) = delete;
@@ -59,7 +59,7 @@ class QueryTiles {
   Status pack(std::size_t tile, float* buffer, Result<const io::Tile*> raw);
 
   const io::Cube& scene_;
-  const BandSelection& selection_;
+  const classify::BandSelection& selection_;
   std::int64_t dims_;
   std::vector<RowRange> tiles_;
   std::vector<double> shift_;

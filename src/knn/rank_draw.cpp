@@ -4,26 +4,28 @@
 #include <utility>
 
 #include "mpi/decomposition.hpp"
-#include "src/knn/sampling.hpp"
-#include "src/knn/scene_pass.hpp"
+#include "src/classify/class_raster.hpp"
+#include "src/classify/sampling.hpp"
+#include "src/classify/scene_pass.hpp"
 
 namespace hb::knn {
 namespace {
 
-Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const BandSelection& selection,
+Result<std::vector<std::uint8_t>> shared_validity(const io::Cube& cube, const classify::BandSelection& selection,
                                                   std::int64_t tile_rows, const mpi::Comm& comm) {
-  return gathered(validity_mask(cube, selection, tile_rows, mpi::even_rows(cube.info().shape.lines, comm)), comm);
+  return gathered(classify::validity_mask(cube, selection, tile_rows, mpi::even_rows(cube.info().shape.lines, comm)),
+                  comm);
 }
 
 // The flags of the asked pixels (ascending): each rank checks those in its even share.
-Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const BandSelection& selection,
+Result<std::vector<std::uint8_t>> shared_pixel_validity(const io::Cube& cube, const classify::BandSelection& selection,
                                                         std::span<const std::int64_t> pixels, std::int64_t tile_rows,
                                                         const mpi::Comm& comm) {
   const auto rows = mpi::even_rows(cube.info().shape.lines, comm);
   const auto samples = cube.info().shape.samples;
   const auto begin = std::lower_bound(pixels.begin(), pixels.end(), rows.begin * samples);
   const auto end = std::lower_bound(begin, pixels.end(), rows.end * samples);
-  return gathered(pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
+  return gathered(classify::pixel_validity(cube, selection, {begin, end}, tile_rows), comm);
 }
 
 Result<std::vector<std::uint16_t>> read_rows(const std::string& path, const io::CubeShape& shape, RowRange rows,
@@ -31,7 +33,7 @@ Result<std::vector<std::uint16_t>> read_rows(const std::string& path, const io::
   auto cube = io::open_cube(path);
   if (!cube) return cube.error();
   if (meta) *meta = (*cube)->info().meta;
-  return read_class_raster(**cube, shape, rows);
+  return classify::read_class_raster(**cube, shape, rows);
 }
 
 // A candidate with its class, as it crosses between ranks.
@@ -42,21 +44,22 @@ struct ClassCandidate {
 };
 
 // Every rank's lists merged: the whole raster's lists (smallest_candidates' contract).
-CandidateLists merged(const CandidateLists& mine, std::span<const std::int64_t> limit, const mpi::Comm& comm) {
+classify::CandidateLists merged(const classify::CandidateLists& mine, std::span<const std::int64_t> limit,
+                                const mpi::Comm& comm) {
   std::vector<ClassCandidate> flat;
   for (std::size_t c = 0; c < mine.size(); ++c)
     for (const auto& [rank, pixel] : mine[c]) flat.push_back({rank, pixel, static_cast<std::int64_t>(c)});
   const auto bytes = comm.allgather_bytes(std::as_bytes(std::span<const ClassCandidate>(flat)));
   std::vector<ClassCandidate> all(bytes.size() / sizeof(ClassCandidate));
   std::memcpy(all.data(), bytes.data(), bytes.size());
-  CandidateLists lists(limit.size());
+  classify::CandidateLists lists(limit.size());
   for (const auto& c : all) lists[static_cast<std::size_t>(c.id)].push_back({c.rank, c.pixel});
-  for (std::size_t c = 0; c < lists.size(); ++c) keep_smallest(lists[c], limit[c]);
+  for (std::size_t c = 0; c < lists.size(); ++c) classify::keep_smallest(lists[c], limit[c]);
   return lists;
 }
 
 // The class of each pixel (ascending), from the lists that drew them.
-std::vector<std::uint16_t> labels_of(std::span<const std::int64_t> pixels, const CandidateLists& lists) {
+std::vector<std::uint16_t> labels_of(std::span<const std::int64_t> pixels, const classify::CandidateLists& lists) {
   std::vector<std::pair<std::int64_t, std::uint16_t>> by_pixel;
   for (std::size_t c = 0; c < lists.size(); ++c)
     for (const auto& candidate : lists[c]) by_pixel.push_back({candidate.second, static_cast<std::uint16_t>(c)});
@@ -110,26 +113,28 @@ Status hold_truth_rows(TruthRows& truth, RowRange rows, const std::string& path,
   return {};
 }
 
-Result<DrawnTraining> draw_training(const KnnJob& job, const io::Cube& scene, const BandSelection& selection,
+Result<DrawnTraining> draw_training(const KnnJob& job, const io::Cube& scene, const classify::BandSelection& selection,
                                     std::int64_t tile_rows, const TruthRows& truth, const mpi::Comm& comm) {
-  const PixelCheck check = [&](std::span<const std::int64_t> pixels) {
+  const classify::PixelCheck check = [&](std::span<const std::int64_t> pixels) {
     return shared_pixel_validity(scene, selection, pixels, tile_rows, comm);
   };
   DrawnTraining drawn;
   if (job.split.per_class) {
-    CandidateLists last;  // the lists of the final round: the drawn pixels' classes
+    classify::CandidateLists last;  // the lists of the final round: the drawn pixels' classes
     const std::int64_t first_pixel = truth.rows.begin * scene.info().shape.samples;
-    const CandidateSearch smallest = [&](std::span<const std::int64_t> limit) -> Result<CandidateLists> {
-      last = merged(smallest_candidates(truth.ids, first_pixel, job.split.seed, limit), limit, comm);
+    const classify::CandidateSearch smallest =
+        [&](std::span<const std::int64_t> limit) -> Result<classify::CandidateLists> {
+      last = merged(classify::smallest_candidates(truth.ids, first_pixel, job.split.seed, limit), limit, comm);
       return last;
     };
-    auto train = draw_per_class(smallest, static_cast<std::uint16_t>(std::max(truth.top_class, 0)), job.split, check);
+    auto train =
+        classify::draw_per_class(smallest, static_cast<std::uint16_t>(std::max(truth.top_class, 0)), job.split, check);
     if (!train) return train.error();
     drawn.labels = labels_of(*train, last);
     drawn.pixels = std::move(*train);
     return drawn;
   }
-  auto train = training_pixels(truth.ids, job.split, check, [&]() -> Result<std::vector<std::uint8_t>> {
+  auto train = classify::training_pixels(truth.ids, job.split, check, [&]() -> Result<std::vector<std::uint8_t>> {
     auto mask = shared_validity(scene, selection, tile_rows, comm);
     if (mask) drawn.valid = *mask;
     return mask;

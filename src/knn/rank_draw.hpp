@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "src/base/error.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
-#include "src/knn/features.hpp"
+#include "src/base/error.hpp"
+#include "src/classify/features.hpp"
 #include "src/knn/run.hpp"
 
 namespace hb::knn {
@@ -56,7 +56,7 @@ struct DrawnTraining {
 };
 
 // The split of job.split, the same on every rank (collective).
-Result<DrawnTraining> draw_training(const KnnJob& job, const io::Cube& scene, const BandSelection& selection,
+Result<DrawnTraining> draw_training(const KnnJob& job, const io::Cube& scene, const classify::BandSelection& selection,
                                     std::int64_t tile_rows, const TruthRows& truth, const mpi::Comm& comm);
 
 }  // namespace hb::knn

@@ -2,11 +2,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/core.h>
 
-#include "io/atomic_file.hpp"
+#include "src/classify/text_file.hpp"
 
 namespace hb::knn {
 namespace {
@@ -21,7 +20,7 @@ std::string class_name(const RunReport& r, int id) {
 std::string percent(double x) { return std::isfinite(x) ? fmt::format("{:.2f}", 100.0 * x) : "n/a"; }
 
 nlohmann::json accuracy_json(const RunReport& r) {
-  const auto s = summarize(*r.matrix);
+  const auto s = classify::summarize(*r.matrix);
   nlohmann::json j;
   j["evaluation_pixels"] = s.total;
   j["overall_accuracy"] = number_or_null(s.overall);
@@ -86,7 +85,7 @@ std::string report_markdown(const RunReport& r) {
   md += fmt::format("- pixels classified {}, ignored {}, in {:.2f} s\n\n", r.stats.classified, r.stats.ignored,
                     r.stats.seconds);
   if (!r.matrix) return md + "No evaluation pixels: accuracy not assessed.\n";
-  const auto s = summarize(*r.matrix);
+  const auto s = classify::summarize(*r.matrix);
   md += fmt::format("## Accuracy on {} evaluation pixels\n\n", s.total);
   md += fmt::format("- overall accuracy: {} %\n", percent(s.overall));
   md += fmt::format("- Cohen's kappa: {}\n\n", std::isfinite(s.kappa) ? fmt::format("{:.4f}", s.kappa) : "n/a");
@@ -113,20 +112,9 @@ ReportPaths report_paths(const std::string& path) {
   return {p.string() + ".json", p.string() + ".md"};
 }
 
-Status write_text_file(const std::string& path, const std::string& text) {
-  io::AtomicPath out(path);
-  {
-    std::ofstream file(out.temporary(), std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) return io_error(path, "cannot write the file");
-  }
-  return out.commit();
-}
-
 Status write_reports(const RunReport& report, const ReportPaths& paths) {
-  HB_TRY(write_text_file(paths.json, report_json(report).dump(2) + "\n"));
-  return write_text_file(paths.markdown, report_markdown(report));
+  HB_TRY(classify::write_text_file(paths.json, report_json(report).dump(2) + "\n"));
+  return classify::write_text_file(paths.markdown, report_markdown(report));
 }
 
 Status write_split(const std::string& path, const RunReport& report, const io::CubeShape& shape,
@@ -142,7 +130,7 @@ Status write_split(const std::string& path, const RunReport& report, const io::C
   j["train_pixels"] = train_pixels;
   j["train_labels"] = train_labels;
   j["eval_pixels"] = eval_pixels;
-  return write_text_file(path, j.dump() + "\n");
+  return classify::write_text_file(path, j.dump() + "\n");
 }
 
 }  // namespace hb::knn

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/error.hpp"
-#include "src/knn/accuracy.hpp"
+#include "src/classify/accuracy.hpp"
+#include "src/classify/sampling.hpp"
+#include "src/classify/training.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/sampling.hpp"
-#include "src/knn/training.hpp"
 
 namespace hb::knn {
 
@@ -24,12 +24,12 @@ struct RunReport {
   std::vector<std::string> outputs;
   std::string features;
   ClassifyOptions options;
-  SplitOptions split;    // meaningful when training came from the truth raster
+  classify::SplitOptions split;  // meaningful when training came from the truth raster
   bool split_from_truth = false;
   ClassifyStats stats;
   std::int64_t training_rows = 0;
-  ClassTable classes;
-  std::optional<ConfusionMatrix> matrix;  // absent without evaluation pixels
+  classify::ClassTable classes;
+  std::optional<classify::ConfusionMatrix> matrix;  // absent without evaluation pixels
 };
 
 nlohmann::json report_json(const RunReport& report);
@@ -48,8 +48,5 @@ Status write_reports(const RunReport& report, const ReportPaths& paths);
 Status write_split(const std::string& path, const RunReport& report, const io::CubeShape& shape,
                    const std::vector<std::int64_t>& train_pixels, const std::vector<std::uint16_t>& train_labels,
                    const std::vector<std::int64_t>& eval_pixels);
-
-// Text written atomically (temporary name, then rename).
-Status write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace hb::knn

@@ -7,11 +7,11 @@
 #include <fmt/core.h>
 
 #include "mpi/agree.hpp"
+#include "src/base/stopwatch.hpp"
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/query_tiles.hpp"
 #include "src/knn/setup_times.hpp"
 #include "src/knn/tile_writer.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -114,8 +114,8 @@ Result<ClassifyStats> classify_rows_across_ranks(const RankClassifyInput& in, Sh
   stats.backend = std::string((*search)->backend_name());
   stats.tile_rows = options.tile_rows > 0 ? options.tile_rows
                                           : tile_rows_for_budget(scene.info(), dims, options.k, options.neighbors,
-                                                                 options.memory_bytes);
-  const auto tiles = row_tiles(in.block, stats.tile_rows);
+                                                                 options.tile_budget_bytes);
+  const auto tiles = classify::row_tiles(in.block, stats.tile_rows);
   // Ranks keep in step where they must: the ring hands shards on every tile, and HDF5
   // outputs (written in the caller's thread) are written collectively; those make the
   // same number of calls, empty ones past their rows, and agree on failure every tile.

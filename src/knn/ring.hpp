@@ -40,7 +40,7 @@ ShardMode choose_shard_mode(ShardMode requested, std::int64_t training_bytes, in
 
 struct RankClassifyInput {
   const io::Cube* scene = nullptr;
-  const BandSelection* selection = nullptr;
+  const classify::BandSelection* selection = nullptr;
   std::span<const std::uint16_t> labels;  // every training row's class (2 bytes a row: all ranks hold them)
   int classes = 0;
   std::span<const double> shift;          // applied to the queries

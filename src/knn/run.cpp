@@ -12,11 +12,12 @@
 
 #include "io/file_identity.hpp"
 #include "src/base/parallel_for.hpp"
-#include "src/knn/evaluation.hpp"
+#include "src/classify/class_raster.hpp"
+#include "src/classify/evaluation.hpp"
+#include "src/classify/scene_pass.hpp"
+#include "src/classify/training_file.hpp"
 #include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
-#include "src/knn/scene_pass.hpp"
-#include "src/knn/training_file.hpp"
 
 namespace hb::knn {
 namespace {
@@ -46,9 +47,9 @@ Status check_job(const KnnJob& job) {
     return Error{ErrorKind::usage, {}, "--truth", "give --truth RASTER (with a split) or --train FILE.h5"};
   if (!job.train_file.empty() && (job.split.fraction || job.split.per_class))
     return Error{ErrorKind::usage, {}, "--train", "--train-fraction/--train-per-class need --truth without --train"};
-  if (!job.mnf_stats.empty() && job.features.kind != FeatureSpec::Kind::mnf)
+  if (!job.mnf_stats.empty() && job.features.kind != classify::FeatureSpec::Kind::mnf)
     return Error{ErrorKind::usage, {}, "--apply", "--apply STATS.h5 gives MNF features: add --features mnf:N"};
-  if (job.features.kind == FeatureSpec::Kind::mnf && !job.train_file.empty())
+  if (job.features.kind == classify::FeatureSpec::Kind::mnf && !job.train_file.empty())
     return Error{ErrorKind::usage, {}, "--features",
                  "mnf:N needs --truth: the features of a training file are bands, not components"};
   return {};
@@ -57,22 +58,24 @@ Status check_job(const KnnJob& job) {
 // What the scene passes need: the scene, its feature bands, a tile height.
 struct SceneContext {
   std::unique_ptr<io::Cube> cube;
-  BandSelection selection;
+  classify::BandSelection selection;
   std::int64_t tile_rows = 1;
 };
 
-Result<TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s, const std::vector<std::uint16_t>& truth,
-                                    const io::Metadata& truth_meta) {
-  auto train = training_pixels(
+Result<classify::TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s,
+                                              const std::vector<std::uint16_t>& truth, const io::Metadata& truth_meta) {
+  auto train = classify::training_pixels(
       truth, job.split,
-      [&](std::span<const std::int64_t> pixels) { return pixel_validity(*s.cube, s.selection, pixels, s.tile_rows); },
-      [&] { return validity_mask(*s.cube, s.selection, s.tile_rows); });
+      [&](std::span<const std::int64_t> pixels) {
+        return classify::pixel_validity(*s.cube, s.selection, pixels, s.tile_rows);
+      },
+      [&] { return classify::validity_mask(*s.cube, s.selection, s.tile_rows); });
   if (!train) return train.error();
   if (train->empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-  auto features = gather_features(*s.cube, s.selection, *train, s.tile_rows);
+  auto features = classify::gather_features(*s.cube, s.selection, *train, s.tile_rows);
   if (!features) return features.error();
-  TrainingSet training;
-  training.features = memory_training_source(std::move(*features), s.selection.dims(), job.scene);
+  classify::TrainingSet training;
+  training.features = classify::memory_training_source(std::move(*features), s.selection.dims(), job.scene);
   for (const auto p : *train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
   training.pixels = std::move(*train);
   training.wavelength = s.selection.wavelength;
@@ -84,7 +87,7 @@ Result<TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s, const st
 
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims) {
   if (job.classify.tile_rows > 0) return job.classify.tile_rows;
-  return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.memory_bytes);
+  return tile_rows_for_budget(info, dims, job.classify.k, job.classify.neighbors, job.classify.tile_budget_bytes);
 }
 
 ReportPaths job_report_paths(const KnnJob& job) {
@@ -92,68 +95,34 @@ ReportPaths job_report_paths(const KnnJob& job) {
   return report_paths(job.report.empty() ? default_base : job.report);
 }
 
-RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
+RunReport job_report(const KnnJob& job, const classify::TrainingSet& training, const io::Metadata& truth_meta,
                      std::int64_t training_rows) {
   RunReport report;
   report.scene = job.scene;
   report.truth = job.truth;
   report.training = job.train_file.empty() ? "truth raster" : job.train_file;
-  report.features = feature_spec_name(job.features);
+  report.features = classify::feature_spec_name(job.features);
   report.options = job.classify;
   report.split = job.split;
   report.split_from_truth = job.train_file.empty();
   report.training_rows = training_rows;
-  report.classes = complete_class_table(training.classes, std::max(training.class_count(),
-                                                                   static_cast<int>(truth_meta.class_names.size())));
+  report.classes = classify::complete_class_table(
+      training.classes, std::max(training.class_count(), static_cast<int>(truth_meta.class_names.size())));
   return report;
-}
-
-Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
-                                                     std::optional<RowRange> rows) {
-  const auto& info = truth.info();
-  if (info.shape.bands != 1) return bad_input(truth.path(), "bands", "a class raster has exactly one band");
-  if (info.shape.lines != scene_shape.lines)
-    return bad_input(truth.path(), "lines", fmt::format("{} lines, the scene has {}", info.shape.lines, scene_shape.lines));
-  if (info.shape.samples != scene_shape.samples)
-    return bad_input(truth.path(), "samples",
-                     fmt::format("{} samples, the scene has {}", info.shape.samples, scene_shape.samples));
-  if (!is_integer(info.type)) return bad_input(truth.path(), "data type", "class ids must be integers");
-  const RowRange span = rows.value_or(RowRange{0, info.shape.lines});
-  const std::int64_t pixels = span.rows() * info.shape.samples;
-  std::vector<std::byte> raw(static_cast<std::size_t>(span.rows() * info.bytes_per_row()));
-  HB_TRY(truth.read_rows(span, raw));
-  std::vector<std::uint16_t> ids(static_cast<std::size_t>(pixels));
-  std::atomic<bool> ok = true;
-  visit_data_type(info.type, [&](auto zero) {
-    using T = decltype(zero);
-    const auto* values = reinterpret_cast<const T*>(raw.data());
-    // On every core: a 40 GB scene's raster has 89 M pixels, and every rank reads it.
-    parallel_for(static_cast<std::int64_t>(ids.size()), std::int64_t{1} << 20, [&](std::int64_t begin, std::int64_t end) {
-      bool fits = true;
-      for (auto p = static_cast<std::size_t>(begin); p < static_cast<std::size_t>(end); ++p) {
-        if constexpr (std::is_integral_v<T>) fits = fits && std::in_range<std::uint16_t>(values[p]);
-        else fits = fits && values[p] >= 0 && values[p] <= 65535;  // not reached: the type is an integer
-        ids[p] = static_cast<std::uint16_t>(values[p]);
-      }
-      if (!fits) ok = false;
-    });
-  });
-  if (!ok) return bad_input(truth.path(), "data", "class ids must be in 0..65535");
-  return ids;
 }
 
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) {
   HB_TRY(check_job(job));
   if (const auto ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world(); ranks.is_parallel())
     return run_knn_job_ranks(job, ranks, progress);
-  if (job.features.kind == FeatureSpec::Kind::mnf && job.features_scene.empty())
+  if (job.features.kind == classify::FeatureSpec::Kind::mnf && job.features_scene.empty())
     return run_on_mnf_components(job, progress);
   SceneContext s;
   auto cube = io::open_cube(job.features_scene.empty() ? job.scene : job.features_scene);
   if (!cube) return cube.error();
   s.cube = std::move(*cube);
   const auto& shape = s.cube->info().shape;
-  s.selection = select_good_bands(s.cube->info());
+  s.selection = classify::select_good_bands(s.cube->info());
   if (s.selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
   s.tile_rows = job_tile_rows(job, s.cube->info(), s.selection.dims());
 
@@ -168,25 +137,25 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (!job.truth.empty()) {
     auto truth_cube = io::open_cube(job.truth);
     if (!truth_cube) return truth_cube.error();
-    auto ids = read_class_raster(**truth_cube, shape);
+    auto ids = classify::read_class_raster(**truth_cube, shape);
     if (!ids) return ids.error();
     truth = std::move(*ids);
     truth_meta = (*truth_cube)->info().meta;
     spdlog::info("knn: truth read {:.3f} s", lap());
   }
-  TrainingSet training;
+  classify::TrainingSet training;
   if (job.train_file.empty()) {
     auto drawn = draw_from_truth(job, s, truth, truth_meta);
     if (!drawn) return drawn.error();
     training = std::move(*drawn);
     spdlog::info("knn: split and training features {:.3f} s", lap());
   } else {
-    auto t = read_training_file(job.train_file);
+    auto t = classify::read_training_file(job.train_file);
     if (!t) return t.error();
     training = std::move(*t);
     if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
   }
-  HB_TRY(check_compatible(training, s.selection, job.scene));
+  HB_TRY(classify::check_compatible(training, s.selection, job.scene));
   spdlog::info("knn: {} training rows, {} features", training.count(), s.selection.dims());
 
   auto prepared = PreparedTraining::prepare(*training.features, job.classify.metric, job.train_chunk_rows,
@@ -209,11 +178,11 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   // Confusion matrix over the evaluation pixels, filled as rows come out.
   // A training file's pixels are another scene's: every labelled pixel is evaluated.
   const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
-  EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples,
-                        !job.export_split.empty());
+  classify::EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples,
+                                  !job.export_split.empty());
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     HB_TRY((*outputs)->write(rows));
-    tally.add(rows);
+    tally.add(rows.rows, rows.labels, rows.classified);
     return {};
   };
   lap();
@@ -239,8 +208,8 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (!job.save_training.empty()) {
     std::vector<float> rows(static_cast<std::size_t>(training.count() * training.features->dims()));
     HB_TRY(training.features->read(0, training.count(), rows.data()));
-    HB_TRY(write_training_file(job.save_training, {rows, training.features->dims(), training.labels, training.pixels,
-                                                   training.wavelength, &report.classes}));
+    HB_TRY(classify::write_training_file(job.save_training, {rows, training.features->dims(), training.labels,
+                                                             training.pixels, training.wavelength, &report.classes}));
   }
   return result;
 }

@@ -9,11 +9,11 @@
 
 #include "io/cube.hpp"
 #include "mpi/comm.hpp"
+#include "src/classify/features.hpp"
+#include "src/classify/sampling.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/features.hpp"
 #include "src/knn/report.hpp"
 #include "src/knn/ring.hpp"
-#include "src/knn/sampling.hpp"
 
 namespace hb::knn {
 
@@ -25,8 +25,8 @@ struct KnnJob {
   std::string report;         // "" = OUT_report.{json,md} when there are evaluation pixels
   std::string export_split;   // JSON with the training and evaluation pixels
   std::string save_training;  // HDF5 training file of the drawn training rows
-  SplitOptions split;
-  FeatureSpec features;
+  classify::SplitOptions split;
+  classify::FeatureSpec features;
   // Set by the mnf:N path: the cube the features are read from (the scene's MNF
   // components); empty = the scene itself.
   std::string features_scene;
@@ -60,12 +60,7 @@ std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int
 ReportPaths job_report_paths(const KnnJob& job);
 
 // The report's description of the job (outputs, statistics and matrix filled later).
-RunReport job_report(const KnnJob& job, const TrainingSet& training, const io::Metadata& truth_meta,
+RunReport job_report(const KnnJob& job, const classify::TrainingSet& training, const io::Metadata& truth_meta,
                      std::int64_t training_rows);
-
-// The truth raster as class ids, checked against the scene's shape: all of it, or the
-// given rows (a rank's share).
-Result<std::vector<std::uint16_t>> read_class_raster(const io::Cube& truth, const io::CubeShape& scene_shape,
-                                                     std::optional<RowRange> rows = std::nullopt);
 
 }  // namespace hb::knn

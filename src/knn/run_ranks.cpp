@@ -12,19 +12,19 @@
 #include <numeric>
 #include <utility>
 
-#include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/backend/rank_backend.hpp"
-#include "src/knn/evaluation.hpp"
+#include "src/base/parallel_for.hpp"
+#include "src/base/stopwatch.hpp"
+#include "src/classify/evaluation.hpp"
+#include "src/classify/scene_pass.hpp"
+#include "src/classify/training_file.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/rank_draw.hpp"
 #include "src/knn/ring.hpp"
 #include "src/knn/run.hpp"
-#include "src/knn/scene_pass.hpp"
-#include "src/knn/training_file.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
@@ -34,7 +34,7 @@ namespace {
 // kBalanceRows rows instead of a pass over the scene.
 constexpr std::int64_t kBalanceRows = 1024;
 
-Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const BandSelection& selection,
+Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const classify::BandSelection& selection,
                                                 const std::vector<std::uint8_t>& mask, const mpi::Comm& comm) {
   const auto& shape = cube.info().shape;
   std::vector<std::int64_t> rows(static_cast<std::size_t>(shape.lines));
@@ -49,7 +49,7 @@ Result<std::vector<std::int64_t>> valid_per_row(const io::Cube& cube, const Band
   std::vector<RowRange> sampled;
   for (std::int64_t r = (share.begin + stride - 1) / stride * stride; r < share.end; r += stride) sampled.push_back({r, r + 1});
   std::vector<std::int64_t> mine;
-  Status read = for_each_validity_tile(cube, selection, sampled, [&](std::span<const std::uint8_t> valid) {
+  Status read = classify::for_each_validity_tile(cube, selection, sampled, [&](std::span<const std::uint8_t> valid) {
     mine.push_back(std::count(valid.begin(), valid.end(), std::uint8_t{1}));
   });
   auto counts = gathered(read ? Result<std::vector<std::int64_t>>(std::move(mine))
@@ -93,13 +93,13 @@ RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const s
   return mpi::block_of(grid, cuts, comm.rank()).rows;
 }
 
-ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
+classify::ConfusionMatrix summed(const classify::ConfusionMatrix& mine, const mpi::Comm& comm) {
   const int n = mine.classes();
   std::vector<std::int64_t> counts(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
   for (int t = 0; t < n; ++t)
     for (int p = 0; p < n; ++p) counts[static_cast<std::size_t>(t * n + p)] = mine.at(t, p);
   comm.allreduce_sum(counts);
-  ConfusionMatrix all(n);
+  classify::ConfusionMatrix all(n);
   for (int t = 0; t < n; ++t)
     for (int p = 0; p < n; ++p)
       if (const auto c = counts[static_cast<std::size_t>(t * n + p)]; c > 0) all.add(t, p, c);
@@ -109,7 +109,7 @@ ConfusionMatrix summed(const ConfusionMatrix& mine, const mpi::Comm& comm) {
 }  // namespace
 
 Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm, const ProgressFn& progress) {
-  if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == FeatureSpec::Kind::mnf)
+  if (!job.save_training.empty() || !job.export_split.empty() || job.features.kind == classify::FeatureSpec::Kind::mnf)
     return Error{ErrorKind::usage, {}, "--save-training",
                  "--save-training, --export-split and --features mnf:N run on one rank only for now"};
   // The host passes below share this node's cores with its other ranks. The GPU is bound
@@ -120,7 +120,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
   const auto& info = (*cube)->info();
   const auto& shape = info.shape;
-  const BandSelection selection = select_good_bands(info);
+  const classify::BandSelection selection = classify::select_good_bands(info);
   if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
   const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
@@ -131,7 +131,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
   const double truth_seconds = clock.lap();
 
   // Labels of every row; features of this rank's shard only.
-  TrainingSet training;
+  classify::TrainingSet training;
   std::vector<std::uint8_t> valid;  // the whole mask, when the split needed it
   Shard shard;
   const int r = comm.rank();
@@ -147,7 +147,7 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
     shard.count = count * (r + 1) / size - shard.first;
     split_seconds = clock.lap();
     const std::span<const std::int64_t> pixels(drawn->pixels.data() + shard.first, static_cast<std::size_t>(shard.count));
-    auto features = gather_features(**cube, selection, pixels, tile_rows);
+    auto features = classify::gather_features(**cube, selection, pixels, tile_rows);
     gather_seconds = clock.lap();
     if (features) shard.rows = std::move(*features);
     else local = features.error();
@@ -156,11 +156,11 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
     training.pixels = std::move(drawn->pixels);
     valid = std::move(drawn->valid);
   } else {
-    auto file = read_training_file(job.train_file);
+    auto file = classify::read_training_file(job.train_file);
     HB_TRY(mpi::agree(file ? Status{} : Status{file.error()}, comm));
     training = std::move(*file);
     if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-    local = check_compatible(training, selection, job.scene);
+    local = classify::check_compatible(training, selection, job.scene);
     shard.first = training.count() * r / size;
     shard.count = training.count() * (r + 1) / size - shard.first;
     shard.rows.resize(static_cast<std::size_t>(shard.count * selection.dims()));
@@ -203,11 +203,11 @@ Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm,
 
   // A training file's pixels are another scene's: every labelled pixel is evaluated.
   const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
-  EvaluationTally tally(truth->ids, truth->rows.begin * shape.samples, truth->top_class, drawn,
-                        static_cast<int>(report.classes.names.size()), shape.samples);
+  classify::EvaluationTally tally(truth->ids, truth->rows.begin * shape.samples, truth->top_class, drawn,
+                                  static_cast<int>(report.classes.names.size()), shape.samples);
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     HB_TRY((*outputs)->write(rows));
-    tally.add(rows);
+    tally.add(rows.rows, rows.labels, rows.classified);
     return {};
   };
   const RankClassifyInput in{&**cube, &selection, training.labels, training.class_count(), *shift, block,

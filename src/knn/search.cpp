@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/knn/features.hpp"
+#include "src/classify/features.hpp"
 
 #ifdef HB_HAVE_CUDA
 #include "src/knn/cuda_search.hpp"
@@ -14,14 +14,15 @@ Result<const float*> KnnSearch::gather(int slot, const io::Tile& tile, std::span
                                       std::span<const std::int64_t> bands, std::span<const double> shift) {
   const auto floats = static_cast<std::int64_t>(pixel.size() * bands.size());
   float* queries = KnnSearch::query_buffer(std::max<std::int64_t>(floats, 1), slot);
-  gather_queries(tile, pixel, bands, shift, queries);
+  classify::gather_queries(tile, pixel, bands, shift, queries);
   return static_cast<const float*>(queries);
 }
 
-Result<const float*> KnnSearch::list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+Result<const float*> KnnSearch::list_and_gather(int slot, const io::Tile& tile,
+                                                const classify::BandSelection& selection,
                                                 std::optional<double> ignore_value, std::span<const double> shift,
                                                 std::vector<std::int64_t>& pixel) {
-  valid_pixels(tile, selection, ignore_value, valid_, pixel);
+  classify::valid_pixels(tile, selection, ignore_value, valid_, pixel);
   return gather(slot, tile, pixel, selection.bands, shift);
 }
 

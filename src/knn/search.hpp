@@ -37,12 +37,12 @@
 #include <string_view>
 #include <vector>
 
-#include "src/base/data_type.hpp"
-#include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/backend/backend.hpp"
+#include "src/base/data_type.hpp"
+#include "src/base/error.hpp"
+#include "src/classify/features.hpp"
 #include "src/knn/distance.hpp"
-#include "src/knn/features.hpp"
 #include "src/knn/select.hpp"
 #include "src/knn/topk.hpp"
 
@@ -138,7 +138,7 @@ class KnnSearch {
   // list (ascending, tile-local). The base class lists them on the host; the CUDA
   // search flags and lists them on the GPU from the tile it uploads anyway (the host's
   // listing read the whole tile again: 4.5 s of a 40 GB int16 scene on 16 cores).
-  virtual Result<const float*> list_and_gather(int slot, const io::Tile& tile, const BandSelection& selection,
+  virtual Result<const float*> list_and_gather(int slot, const io::Tile& tile, const classify::BandSelection& selection,
                                                std::optional<double> ignore_value, std::span<const double> shift,
                                                std::vector<std::int64_t>& pixel);
 

@@ -8,9 +8,9 @@
 
 #include "io/atomic_file.hpp"
 #include "io/hdf5_handle.hpp"
-#include "src/knn/hdf5_datasets.hpp"
-#include "src/knn/run.hpp"
-#include "src/knn/scene_pass.hpp"
+#include "src/classify/class_raster.hpp"
+#include "src/classify/hdf5_datasets.hpp"
+#include "src/classify/scene_pass.hpp"
 
 namespace hb::sam {
 namespace {
@@ -62,7 +62,7 @@ Result<SpectralLibrary> read_envi_library(const std::string& path) {
 }
 
 Result<SpectralLibrary> read_hdf5_library(const std::string& path) {
-  using namespace knn::hdf5_datasets;  // NOLINT: Handle, QuietHdf5, read_all, ...
+  using namespace classify::hdf5_datasets;  // NOLINT: Handle, QuietHdf5, read_all, ...
   QuietHdf5 quiet;
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) return io_error(path, "cannot open as an HDF5 spectral library");
@@ -143,8 +143,8 @@ class ClassMeans {
   std::vector<double> sums_;
 };
 
-SpectralLibrary on_scene_bands(const knn::BandSelection& selection, std::string source, std::vector<double> means,
-                               const knn::ClassTable& classes, std::size_t count) {
+SpectralLibrary on_scene_bands(const classify::BandSelection& selection, std::string source, std::vector<double> means,
+                               const classify::ClassTable& classes, std::size_t count) {
   SpectralLibrary lib;
   lib.source = std::move(source);
   lib.channels = selection.dims();
@@ -171,17 +171,18 @@ Result<SpectralLibrary> read_library(const std::string& path) {
 }
 
 Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::Cube& truth, std::int64_t tile_rows) {
-  auto ids = knn::read_class_raster(truth, scene.info().shape);
+  auto ids = classify::read_class_raster(truth, scene.info().shape);
   if (!ids) return ids.error();
-  const auto selection = knn::select_good_bands(scene.info());
+  const auto selection = classify::select_good_bands(scene.info());
   if (selection.dims() == 0) return bad_input(scene.path(), "bbl", "every band is marked bad");
   ClassMeans sums(selection.dims());
-  const Status pass = knn::for_each_feature_tile(scene, selection, tile_rows, [&](knn::FeatureTile& t) -> Status {
-    for (std::int64_t p = 0; p < t.pixels; ++p)
-      if (t.valid[static_cast<std::size_t>(p)])
-        sums.add((*ids)[static_cast<std::size_t>(t.first_pixel + p)], t.features.data() + p * selection.dims());
-    return {};
-  });
+  const Status pass =
+      classify::for_each_feature_tile(scene, selection, tile_rows, [&](classify::FeatureTile& t) -> Status {
+        for (std::int64_t p = 0; p < t.pixels; ++p)
+          if (t.valid[static_cast<std::size_t>(p)])
+            sums.add((*ids)[static_cast<std::size_t>(t.first_pixel + p)], t.features.data() + p * selection.dims());
+        return {};
+      });
   if (!pass) return pass.error();
   auto means = sums.means(truth.path(), "data");
   if (!means) return means.error();
@@ -189,9 +190,10 @@ Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::
   return on_scene_bands(selection, truth.path(), std::move(*means), {meta.class_names, meta.class_lookup}, sums.classes());
 }
 
-Result<SpectralLibrary> class_means_from_training(const knn::TrainingSet& training, const knn::BandSelection& scene,
-                                                  const std::string& scene_path, const std::string& train_path) {
-  HB_TRY(knn::check_compatible(training, scene, scene_path));
+Result<SpectralLibrary> class_means_from_training(const classify::TrainingSet& training,
+                                                  const classify::BandSelection& scene, const std::string& scene_path,
+                                                  const std::string& train_path) {
+  HB_TRY(classify::check_compatible(training, scene, scene_path));
   const std::int64_t dims = training.features->dims();
   ClassMeans sums(dims);
   constexpr std::int64_t kChunk = 4096;
@@ -208,7 +210,7 @@ Result<SpectralLibrary> class_means_from_training(const knn::TrainingSet& traini
 }
 
 Status write_library(const std::string& path, const SpectralLibrary& library) {
-  using namespace knn::hdf5_datasets;  // NOLINT
+  using namespace classify::hdf5_datasets;  // NOLINT
   QuietHdf5 quiet;
   io::AtomicPath out(path);
   {

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "src/knn/features.hpp"
-#include "src/knn/training.hpp"
+#include "src/classify/features.hpp"
+#include "src/classify/training.hpp"
 
 namespace hb::sam {
 
@@ -40,13 +40,14 @@ struct SpectralLibrary {
 Result<SpectralLibrary> read_library(const std::string& path);
 
 // Mean spectrum of every class present in `truth` (a class raster aligned with the
-// scene; 0 = unlabelled), over the scene's good bands and valid pixels (knn's rules).
+// scene; 0 = unlabelled), over the scene's good bands and valid pixels (src/classify/features.hpp).
 // Spectrum i is class id i + 1; classes without a valid pixel are an error.
 Result<SpectralLibrary> class_means_from_truth(const io::Cube& scene, const io::Cube& truth, std::int64_t tile_rows);
 
 // Mean of every class of a KNN training file's rows; its features are the scene's good bands.
-Result<SpectralLibrary> class_means_from_training(const knn::TrainingSet& training, const knn::BandSelection& scene,
-                                                  const std::string& scene_path, const std::string& train_path);
+Result<SpectralLibrary> class_means_from_training(const classify::TrainingSet& training,
+                                                  const classify::BandSelection& scene, const std::string& scene_path,
+                                                  const std::string& train_path);
 
 // Writes `library` in the HDF5 layout above, atomically.
 Status write_library(const std::string& path, const SpectralLibrary& library);

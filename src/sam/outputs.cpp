@@ -13,7 +13,7 @@ constexpr const char* kScoreSuffix = "_score";
 void plan_sam_outputs(io::FilePlan& plan, const std::string& output, const std::string& rules) {
   plan.write_cube("-o", output);
   if (io::format_from_path(output) == io::CubeFormat::envi)
-    plan.write_cube("-o", knn::sibling_path(output, kScoreSuffix));
+    plan.write_cube("-o", classify::sibling_path(output, kScoreSuffix));
   plan.write_cube("--rules", rules);
 }
 
@@ -23,21 +23,21 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
   const std::string what = method == Method::sam ? "spectral angle (radians)" : "spectral correlation";
   const std::string description =
       fmt::format("hyperbatch sam of {} ({} against {} reference spectra)", scene_path, what, library.count());
-  knn::ClassTable given;
+  classify::ClassTable given;
   given.names.push_back("Unclassified");
   given.names.insert(given.names.end(), library.names.begin(), library.names.end());
   if (!library.lookup.empty()) {
     given.lookup = {0, 0, 0};
     given.lookup.insert(given.lookup.end(), library.lookup.begin(), library.lookup.end());
   }
-  const auto classes = knn::complete_class_table(given, static_cast<int>(library.count() + 1));
-  std::vector<knn::Product> products{
-      {"", "", knn::class_map_info(scene, scene_path, description, classes)},
-      {kScoreDataset, kScoreSuffix, knn::product_info(scene, scene_path, description, DataType::f32, 1)}};
+  const auto classes = classify::complete_class_table(given, static_cast<int>(library.count() + 1));
+  std::vector<classify::Product> products{
+      {"", "", classify::class_map_info(scene, scene_path, description, classes)},
+      {kScoreDataset, kScoreSuffix, classify::product_info(scene, scene_path, description, DataType::f32, 1)}};
   products[1].info.meta.band_names = {method == Method::sam ? "best angle" : "best correlation"};
   SamOutputs out;
   if (!rules.empty()) {
-    auto info = knn::product_info(scene, scene_path, description, DataType::f32, library.count());
+    auto info = classify::product_info(scene, scene_path, description, DataType::f32, library.count());
     info.meta.band_names = library.names;
     io::WriteOptions options;
     options.comm = comm;
@@ -46,7 +46,7 @@ Result<SamOutputs> SamOutputs::create(const std::string& output, const std::stri
     out.rules_ = std::move(*writer);
     out.rules_path_ = rules;
   }
-  auto files = knn::create_product_files(output, std::move(products), "sam", comm);
+  auto files = classify::create_product_files(output, std::move(products), "sam", comm);
   if (!files) return files.error();
   out.classes_ = std::move(*files);
   return out;

@@ -1,4 +1,4 @@
-// The files `sam` writes (through src/knn/products.hpp, the classifiers' shared writer):
+// The files `sam` writes (through src/classify/products.hpp, the classifiers' shared writer):
 //   ENVI  OUT(.hdr)     class map, uint16, ENVI Classification: 0 Unclassified, then one
 //                       class per reference spectrum (its name; the truth raster's colours
 //                       for class means, else a fixed palette)
@@ -15,7 +15,7 @@
 #include "io/cube.hpp"
 #include "io/file_identity.hpp"
 #include "mpi/comm.hpp"
-#include "src/knn/products.hpp"
+#include "src/classify/products.hpp"
 #include "src/sam/resample.hpp"
 #include "src/sam/scorer.hpp"
 
@@ -38,7 +38,7 @@ class SamOutputs {
   std::vector<std::string> paths() const;
 
  private:
-  std::unique_ptr<knn::ProductFiles> classes_;
+  std::unique_ptr<classify::ProductFiles> classes_;
   std::unique_ptr<io::CubeWriter> rules_;
   std::string rules_path_;
 };

@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "src/knn/features.hpp"
+#include "src/classify/features.hpp"
 
 namespace hb::sam {
 namespace {
@@ -100,8 +100,8 @@ bool all_matched(const Axis& axis, const std::vector<double>& centres) {
 }
 
 // Applies per-band weights (nullopt = excluded) to every spectrum.
-void apply(const SpectralLibrary& lib, const knn::BandSelection& good, const std::vector<std::optional<Weights>>& per_band,
-           ResampledLibrary& out) {
+void apply(const SpectralLibrary& lib, const classify::BandSelection& good,
+           const std::vector<std::optional<Weights>>& per_band, ResampledLibrary& out) {
   for (std::size_t f = 0; f < per_band.size(); ++f) {
     if (per_band[f]) {
       out.bands.push_back(good.bands[f]);
@@ -121,7 +121,7 @@ void apply(const SpectralLibrary& lib, const knn::BandSelection& good, const std
 
 // Neither side (or only one) has band centres: pair channels with scene bands by position.
 Result<std::vector<std::optional<Weights>>> pair_by_channel(const SpectralLibrary& lib, const io::CubeInfo& scene,
-                                                            const knn::BandSelection& good) {
+                                                            const classify::BandSelection& good) {
   std::vector<std::optional<Weights>> per_band;
   const bool per_scene_band = lib.channels == scene.shape.bands;
   if (!per_scene_band && lib.channels != good.dims())
@@ -169,7 +169,7 @@ Result<ResampledLibrary> resample_to_scene(const SpectralLibrary& lib, const io:
   ResampledLibrary out;
   out.names = lib.names;
   out.lookup = lib.lookup;
-  const auto good = knn::select_good_bands(scene);
+  const auto good = classify::select_good_bands(scene);
   if (good.dims() == 0) return bad_input(scene_path, "bbl", "every band is marked bad");
   const bool scene_wl = static_cast<std::int64_t>(scene.meta.wavelength.size()) == scene.shape.bands;
   const bool lib_wl = static_cast<std::int64_t>(lib.wavelength.size()) == lib.channels;

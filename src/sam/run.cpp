@@ -10,11 +10,12 @@
 #include "io/tile_reader.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
-#include "src/knn/training_file.hpp"
+#include "src/base/stopwatch.hpp"
+#include "src/base/tile_budget.hpp"
+#include "src/classify/training_file.hpp"
 #include "src/sam/library.hpp"
 #include "src/sam/outputs.hpp"
 #include "src/sam/unique_pixels.hpp"
-#include "src/base/stopwatch.hpp"
 
 namespace hb::sam {
 namespace {
@@ -51,16 +52,15 @@ Result<SpectralLibrary> load_library(const SamJob& job, const io::Cube& scene, s
     if (!truth) return truth.error();
     return class_means_from_truth(scene, **truth, tile_rows);
   }
-  auto training = knn::read_training_file(job.train_file);
+  auto training = classify::read_training_file(job.train_file);
   if (!training) return training.error();
-  return class_means_from_training(*training, knn::select_good_bands(scene.info()), job.scene, job.train_file);
+  return class_means_from_training(*training, classify::select_good_bands(scene.info()), job.scene, job.train_file);
 }
 
-std::int64_t tile_rows_for(const SamJob& job, const io::CubeInfo& info, std::int64_t dims, std::int64_t count) {
+std::int64_t job_tile_rows(const SamJob& job, const io::CubeInfo& info, std::int64_t dims, std::int64_t count) {
   if (job.tile_rows > 0) return std::min(job.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
   const std::int64_t per_pixel = info.bytes_per_pixel() + 8 * dims + 4 + 4 + 2 + (job.rules.empty() ? 0 : 4 * count);
-  const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
-  return std::clamp<std::int64_t>(job.memory_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
+  return tile_rows_for(per_pixel * info.shape.samples, job.tile_budget_bytes, info.shape.lines);
 }
 
 bool passes(const SamJob& job, float score) {
@@ -107,7 +107,7 @@ struct Scene {
     const auto& info = sc.cube->info();
     SamJob on_this_rank = job;
     if (!ranks.is_root()) on_this_rank.save_library.clear();  // one writer per file
-    auto library = library_on_scene(on_this_rank, *sc.cube, tile_rows_for(job, info, info.shape.bands, 0));
+    auto library = library_on_scene(on_this_rank, *sc.cube, job_tile_rows(job, info, info.shape.bands, 0));
     if (!library) return library.error();
     sc.library = std::move(*library);
     auto refs = prepare_references(job.method, sc.library.spectra, sc.library.dims(), sc.library.names,
@@ -124,7 +124,7 @@ struct Scene {
     r.references = sc.library.count();
     r.bands = sc.library.dims();
     r.excluded_bands = sc.library.excluded;
-    r.tile_rows = tile_rows_for(job, info, sc.library.dims(), sc.library.count());
+    r.tile_rows = job_tile_rows(job, info, sc.library.dims(), sc.library.count());
     return sc;
   }
 };

@@ -42,8 +42,8 @@ struct SamJob {
   Resampling resampling = Resampling::automatic;
   BackendKind backend = BackendKind::automatic;
   Formulation formulation = Formulation::automatic;
-  std::int64_t tile_rows = 0;                          // 0 = from memory_bytes
-  std::int64_t memory_bytes = std::int64_t{512} << 20;  // per tile: raw samples, scores, outputs
+  std::int64_t tile_rows = 0;                               // 0 = from tile_budget_bytes
+  std::int64_t tile_budget_bytes = std::int64_t{512} << 20;  // per tile: raw samples, scores, outputs
   // Score each distinct spectrum of a tile once (exact duplicates: no-data borders
   // without a declared ignore value, saturated or repeated pixels); auto as knn --dedup.
   dedup::Mode dedup = dedup::Mode::automatic;

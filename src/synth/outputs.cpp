@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+#include "src/base/tile_budget.hpp"
 
 namespace hb::synth {
 namespace {
@@ -98,9 +99,9 @@ io::CubeInfo library_info(const SceneModel& m) {
   return info;
 }
 
-std::int64_t tile_rows_for_budget(const SceneModel& m, std::int64_t budget_bytes) {
+std::int64_t tile_rows_for_budget(const SceneModel& m, std::int64_t tile_budget_bytes) {
   const std::int64_t row_bytes = m.samples() * (m.bands() * static_cast<std::int64_t>(sizeof(std::int16_t)) + 1);
-  return std::clamp<std::int64_t>(budget_bytes / row_bytes, 1, m.lines());
+  return tile_rows_for(row_bytes, tile_budget_bytes, m.lines());
 }
 
 Status stream_scene(const SceneModel& m, io::CubeWriter& scene, io::CubeWriter& truth, const Progress& progress) {

@@ -26,8 +26,8 @@ io::CubeInfo scene_info(const SceneModel& model);
 io::CubeInfo truth_info(const SceneModel& model);    // ENVI Classification, uint8
 io::CubeInfo library_info(const SceneModel& model);  // ENVI Spectral Library, float32
 
-// Rows per tile so that a tile of scene and truth fits in `budget_bytes` (at least 1).
-std::int64_t tile_rows_for_budget(const SceneModel& model, std::int64_t budget_bytes);
+// Rows per tile so that a tile of scene and truth fits in `tile_budget_bytes` (at least 1).
+std::int64_t tile_rows_for_budget(const SceneModel& model, std::int64_t tile_budget_bytes);
 
 inline constexpr std::int64_t kTileBudgetBytes = 64ll << 20;
 

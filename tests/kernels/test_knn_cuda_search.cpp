@@ -413,7 +413,7 @@ TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
           ASSERT_TRUE(gathered.ok()) << gathered.error().line();
           std::vector<float> got(static_cast<std::size_t>(pixels * kDims)), want(got.size());
           ASSERT_TRUE(search->copy_queries(*gathered, pixels * kDims, got.data()).ok());
-          gather_queries(tile, pixel, bands, s, want.data());
+          classify::gather_queries(tile, pixel, bands, s, want.data());
           EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << data_type_name(type) << shifted;
         }
       }

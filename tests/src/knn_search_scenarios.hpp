@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "src/base/data_type.hpp"
-#include "src/knn/features.hpp"
+#include "src/classify/features.hpp"
+#include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "src/knn/training.hpp"
 #include "tests/src/knn_test_support.hpp"
 
 namespace hb::knn::test {
@@ -76,7 +76,7 @@ inline void expect_duplicates_at_exactly_zero(const SearchFactory& make, std::in
   for (std::int64_t g = 0; g < kGroups; ++g)  // rows 20+g, 100+g and 200+g are equal
     for (const std::int64_t copy : {100 + g, 200 + g})
       std::copy_n(train.begin() + (20 + g) * dims, dims, train.begin() + copy * dims);
-  auto source = memory_training_source(train, dims, "dups");
+  auto source = classify::memory_training_source(train, dims, "dups");
   auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
   ASSERT_TRUE(prepared.ok());
   std::vector<float> queries(train.begin() + 20 * dims, train.begin() + (20 + kGroups) * dims);
@@ -107,7 +107,7 @@ inline void expect_centred_radiances_within_rounding(const SearchFactory& make, 
   constexpr int k = 1000;
   auto queries = random_radiances(kQueries, dims, 21);
   const auto train_raw = random_radiances(train_rows, dims, 22);
-  auto source = memory_training_source(train_raw, dims, "radiances");
+  auto source = classify::memory_training_source(train_raw, dims, "radiances");
   auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1024, 0);
   ASSERT_TRUE(prepared.ok());
   ASSERT_FALSE(prepared->cached());
@@ -231,7 +231,7 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
                   std::async(std::launch::async, [&] { return search->gather(slot, tile, pixel, bands, s); }).get();
               ASSERT_TRUE(queries.ok()) << queries.error().line();
               std::vector<float> want_rows(static_cast<std::size_t>(rows * dims)), got_rows(want_rows.size());
-              gather_queries(tile, pixel, bands, s, want_rows.data());
+              classify::gather_queries(tile, pixel, bands, s, want_rows.data());
               ASSERT_TRUE(search->copy_queries(*queries, rows * dims, got_rows.data()).ok());
               ASSERT_EQ(std::memcmp(got_rows.data(), want_rows.data(), want_rows.size() * 4), 0) << what;
               TopK got(rows, 5, search->list_memory()), want(rows, 5), got_plain(rows, 5, search->list_memory()),
@@ -258,7 +258,7 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
 // fractional or out of range; the last tile has no valid pixel at all.
 inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std::int64_t dims) {
   constexpr std::int64_t kPixels = 3001;
-  BandSelection selection;
+  classify::BandSelection selection;
   selection.scene_bands = dims + 3;
   for (std::int64_t b = 0; b < selection.scene_bands; ++b)  // every scene band but three
     if (b != 1 && b != dims / 2 && b != selection.scene_bands - 1) selection.bands.push_back(b);
@@ -273,7 +273,7 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
         const double ends[] = {double{std::numeric_limits<T>::min()}, double{std::numeric_limits<T>::max()}};
         for (const std::optional<double> ignore : {std::optional<double>{}, std::optional<double>{7.0}, {7.5}, {1e6},
                                                    {ends[0]}, {ends[1]}}) {
-          const auto target = narrow_ignore_target(type, ignore);
+          const auto target = classify::narrow_ignore_target(type, ignore);
           auto search = make(SelectMethod::fast);
           ASSERT_TRUE(search);
           for (int tile_number = 0; tile_number < 4; ++tile_number) {
@@ -296,13 +296,13 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
                              return search->list_and_gather(slot, tile, selection, ignore, s, got_pixel);
                            }).get();
             ASSERT_TRUE(queries.ok()) << queries.error().line();
-            const auto rows = valid_pixels(tile, selection, ignore, valid, want_pixel);
+            const auto rows = classify::valid_pixels(tile, selection, ignore, valid, want_pixel);
             ASSERT_EQ(got_pixel, want_pixel) << what;
             if (target) {  // the planted pixels are out
               ASSERT_LE(rows, tile_number == 3 ? 0 : kPixels - kPixels / 13) << what;
             }
             std::vector<float> want_rows(static_cast<std::size_t>(rows * dims)), got_rows(want_rows.size());
-            gather_queries(tile, want_pixel, selection.bands, s, want_rows.data());
+            classify::gather_queries(tile, want_pixel, selection.bands, s, want_rows.data());
             ASSERT_TRUE(search->copy_queries(*queries, rows * dims, got_rows.data()).ok());
             ASSERT_EQ(std::memcmp(got_rows.data(), want_rows.data(), want_rows.size() * 4), 0) << what;
           }

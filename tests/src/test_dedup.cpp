@@ -11,10 +11,10 @@
 #include <random>
 
 #include "knn_test_support.hpp"
+#include "src/classify/sampling.hpp"
+#include "src/classify/scene_pass.hpp"
 #include "src/dedup/dedup.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/sampling.hpp"
-#include "src/knn/scene_pass.hpp"
 #if defined(HB_HAVE_CUDA)
 #include "kernels/hash/detail/device_array.hpp"
 #endif
@@ -185,17 +185,17 @@ std::vector<double> squared_norms(std::span<const float> rows, std::int64_t dims
 
 Output classify(const Scene& scene, Mode mode, knn::Metric metric,
                 knn::SinkThread thread = knn::SinkThread::caller, BackendKind backend = BackendKind::cpu) {
-  const auto selection = knn::select_good_bands(scene.cube->info());
-  auto valid = knn::validity_mask(*scene.cube, selection, 5);
-  const auto split = *knn::stratified_split(scene.truth, *valid, {std::nullopt, 6, 3});
-  auto features = knn::gather_features(*scene.cube, selection, split.train, 5);
+  const auto selection = classify::select_good_bands(scene.cube->info());
+  auto valid = classify::validity_mask(*scene.cube, selection, 5);
+  const auto split = *classify::stratified_split(scene.truth, *valid, {std::nullopt, 6, 3});
+  auto features = classify::gather_features(*scene.cube, selection, split.train, 5);
   std::vector<std::int64_t> every(static_cast<std::size_t>(scene.cube->info().shape.pixels()));
   std::iota(every.begin(), every.end(), 0);
   Output out;
   out.train_norm2 = squared_norms(*features, selection.dims());
-  out.pixel_norm2 = squared_norms(*knn::gather_features(*scene.cube, selection, every, 5), selection.dims());
-  knn::TrainingSet training;
-  training.features = knn::memory_training_source(*features, selection.dims(), "scene");
+  out.pixel_norm2 = squared_norms(*classify::gather_features(*scene.cube, selection, every, 5), selection.dims());
+  classify::TrainingSet training;
+  training.features = classify::memory_training_source(*features, selection.dims(), "scene");
   for (const auto p : split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
   auto prepared = knn::PreparedTraining::prepare(*training.features, metric, 7, std::int64_t{1} << 30);
   knn::ClassifyOptions options;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "src/knn/accuracy.hpp"
+#include "src/classify/accuracy.hpp"
 
 namespace hb::knn {
 namespace {
@@ -15,8 +15,8 @@ namespace {
 //                col  55  53  42     N = 150, diagonal 125
 // p_o = 125/150; p_e = (55*55 + 50*53 + 45*42) / 150^2 = 7565/22500
 // kappa = (p_o - p_e) / (1 - p_e) = (18750 - 7565) / (22500 - 7565) = 11185/14935
-ConfusionMatrix worked_example() {
-  ConfusionMatrix m(4);  // class 0 unused
+classify::ConfusionMatrix worked_example() {
+  classify::ConfusionMatrix m(4);  // class 0 unused
   const int counts[3][3] = {{50, 3, 2}, {5, 40, 5}, {0, 10, 35}};
   for (int t = 0; t < 3; ++t)
     for (int p = 0; p < 3; ++p) m.add(t + 1, p + 1, counts[t][p]);
@@ -24,7 +24,7 @@ ConfusionMatrix worked_example() {
 }
 
 TEST(KnnAccuracy, OverallAccuracyAndKappaOfAWorkedExample) {
-  const auto s = summarize(worked_example());
+  const auto s = classify::summarize(worked_example());
   EXPECT_EQ(s.total, 150);
   EXPECT_DOUBLE_EQ(s.overall, 125.0 / 150.0);
   EXPECT_NEAR(s.kappa, 11185.0 / 14935.0, 1e-12);
@@ -33,7 +33,7 @@ TEST(KnnAccuracy, OverallAccuracyAndKappaOfAWorkedExample) {
 }
 
 TEST(KnnAccuracy, ProducersAndUsersAccuracyPerClass) {
-  const auto s = summarize(worked_example());
+  const auto s = classify::summarize(worked_example());
   ASSERT_EQ(s.per_class.size(), 3u);
   const double producers[] = {50.0 / 55, 40.0 / 50, 35.0 / 45};
   const double users[] = {50.0 / 55, 40.0 / 53, 35.0 / 42};
@@ -47,19 +47,19 @@ TEST(KnnAccuracy, ProducersAndUsersAccuracyPerClass) {
 }
 
 TEST(KnnAccuracy, PerfectAgreementHasKappaOne) {
-  ConfusionMatrix m(3);
+  classify::ConfusionMatrix m(3);
   m.add(1, 1, 10);
   m.add(2, 2, 30);
-  const auto s = summarize(m);
+  const auto s = classify::summarize(m);
   EXPECT_DOUBLE_EQ(s.overall, 1.0);
   EXPECT_DOUBLE_EQ(s.kappa, 1.0);
 }
 
 TEST(KnnAccuracy, AClassNeverPredictedHasNoUsersAccuracy) {
-  ConfusionMatrix m(3);
+  classify::ConfusionMatrix m(3);
   m.add(1, 1, 8);
   m.add(2, 1, 2);
-  const auto s = summarize(m);
+  const auto s = classify::summarize(m);
   ASSERT_EQ(s.per_class.size(), 2u);
   EXPECT_DOUBLE_EQ(s.per_class[1].producers, 0.0);
   EXPECT_TRUE(std::isnan(s.per_class[1].users));
@@ -68,7 +68,7 @@ TEST(KnnAccuracy, AClassNeverPredictedHasNoUsersAccuracy) {
 }
 
 TEST(KnnAccuracy, EmptyMatrixHasUndefinedAccuracy) {
-  const auto s = summarize(ConfusionMatrix(3));
+  const auto s = classify::summarize(classify::ConfusionMatrix(3));
   EXPECT_EQ(s.total, 0);
   EXPECT_TRUE(std::isnan(s.overall));
 }

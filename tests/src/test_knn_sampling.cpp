@@ -8,7 +8,7 @@
 #include <set>
 
 #include "src/base/parallel_for.hpp"
-#include "src/knn/sampling.hpp"
+#include "src/classify/sampling.hpp"
 
 namespace hb::knn {
 namespace {
@@ -43,7 +43,7 @@ std::map<std::uint16_t, std::vector<std::int64_t>> usable_by_class(const Raster&
 // Independent statement of the rule: the n pixels of lowest (rank, index).
 std::vector<std::int64_t> expected_training(std::vector<std::int64_t> pixels, std::int64_t n, std::uint64_t seed) {
   std::sort(pixels.begin(), pixels.end(), [&](std::int64_t a, std::int64_t b) {
-    return std::pair(pixel_rank(seed, a), a) < std::pair(pixel_rank(seed, b), b);
+    return std::pair(classify::pixel_rank(seed, a), a) < std::pair(classify::pixel_rank(seed, b), b);
   });
   pixels.resize(static_cast<std::size_t>(n));
   std::sort(pixels.begin(), pixels.end());
@@ -52,7 +52,7 @@ std::vector<std::int64_t> expected_training(std::vector<std::int64_t> pixels, st
 
 TEST(KnnSampling, PerClassCountTakesTheLowestHashRanksOfEachClass) {
   const auto r = make_raster();
-  const auto split = stratified_split(r.truth, r.valid, {std::nullopt, 100, 42});
+  const auto split = classify::stratified_split(r.truth, r.valid, {std::nullopt, 100, 42});
   ASSERT_TRUE(split.ok());
   const auto classes = usable_by_class(r);
   std::vector<std::int64_t> want;
@@ -69,7 +69,7 @@ TEST(KnnSampling, PerClassCountTakesTheLowestHashRanksOfEachClass) {
 
 TEST(KnnSampling, TrainingAndEvaluationPartitionTheUsablePixels) {
   const auto r = make_raster();
-  const auto split = stratified_split(r.truth, r.valid, {0.25, std::nullopt, 7});
+  const auto split = classify::stratified_split(r.truth, r.valid, {0.25, std::nullopt, 7});
   ASSERT_TRUE(split.ok());
   EXPECT_TRUE(std::is_sorted(split->train.begin(), split->train.end()));
   EXPECT_TRUE(std::is_sorted(split->eval.begin(), split->eval.end()));
@@ -82,7 +82,7 @@ TEST(KnnSampling, TrainingAndEvaluationPartitionTheUsablePixels) {
 
 TEST(KnnSampling, FractionIsRoundedPerClassWithAtLeastOnePixel) {
   const auto r = make_raster();
-  const auto split = stratified_split(r.truth, r.valid, {0.01, std::nullopt, 3});
+  const auto split = classify::stratified_split(r.truth, r.valid, {0.01, std::nullopt, 3});
   ASSERT_TRUE(split.ok());
   std::map<std::uint16_t, std::int64_t> taken;
   for (const auto p : split->train) ++taken[r.truth[static_cast<std::size_t>(p)]];
@@ -94,9 +94,9 @@ TEST(KnnSampling, FractionIsRoundedPerClassWithAtLeastOnePixel) {
 
 TEST(KnnSampling, SameSeedSameSplitOtherSeedOtherSplit) {
   const auto r = make_raster();
-  const auto a = stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
-  const auto b = stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
-  const auto c = stratified_split(r.truth, r.valid, {std::nullopt, 20, 6});
+  const auto a = classify::stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
+  const auto b = classify::stratified_split(r.truth, r.valid, {std::nullopt, 20, 5});
+  const auto c = classify::stratified_split(r.truth, r.valid, {std::nullopt, 20, 6});
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a->train, b->train);
   EXPECT_EQ(a->eval, b->eval);
@@ -105,10 +105,10 @@ TEST(KnnSampling, SameSeedSameSplitOtherSeedOtherSplit) {
 
 TEST(KnnSampling, OneClassDrawDoesNotDependOnOtherClasses) {
   auto r = make_raster();
-  const auto before = stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
+  const auto before = classify::stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
   for (auto& label : r.truth)
     if (label == 2) label = 0;  // remove class 2 entirely
-  const auto after = stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
+  const auto after = classify::stratified_split(r.truth, r.valid, {std::nullopt, 15, 9});
   ASSERT_TRUE(before.ok() && after.ok());
   auto of_class_1 = [&](const std::vector<std::int64_t>& pixels) {
     std::vector<std::int64_t> out;
@@ -121,13 +121,13 @@ TEST(KnnSampling, OneClassDrawDoesNotDependOnOtherClasses) {
 
 TEST(KnnSampling, OptionsAreCheckedWithTheirNames) {
   const auto r = make_raster();
-  const auto neither = stratified_split(r.truth, r.valid, {});
+  const auto neither = classify::stratified_split(r.truth, r.valid, {});
   ASSERT_FALSE(neither.ok());
   EXPECT_EQ(neither.error().kind, ErrorKind::usage);
-  const auto zero = stratified_split(r.truth, r.valid, {0.0, std::nullopt, 0});
+  const auto zero = classify::stratified_split(r.truth, r.valid, {0.0, std::nullopt, 0});
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().field, "--train-fraction");
-  EXPECT_FALSE(stratified_split(r.truth, r.valid, {0.5, 10, 0}).ok());
+  EXPECT_FALSE(classify::stratified_split(r.truth, r.valid, {0.5, 10, 0}).ok());
 }
 
 // The split scans pieces of the raster in parallel: a large raster drawn on one thread
@@ -138,11 +138,12 @@ TEST(KnnSampling, DrawDoesNotDependOnTheThreadCount) {
     r.truth.push_back(static_cast<std::uint16_t>(p % 11 == 0 ? 0 : 1 + (p / 1000) % 5));
     r.valid.push_back(p % 97 == 0 ? 0 : 1);
   }
-  for (const SplitOptions options : {SplitOptions{std::nullopt, 300, 4}, SplitOptions{0.02, std::nullopt, 4}}) {
+  for (const classify::SplitOptions options :
+       {classify::SplitOptions{std::nullopt, 300, 4}, classify::SplitOptions{0.02, std::nullopt, 4}}) {
     share_host_threads(1 << 20);  // one thread
-    const auto serial = *stratified_split(r.truth, r.valid, options);
+    const auto serial = *classify::stratified_split(r.truth, r.valid, options);
     share_host_threads(1);  // every allowed CPU
-    const auto parallel = *stratified_split(r.truth, r.valid, options);
+    const auto parallel = *classify::stratified_split(r.truth, r.valid, options);
     EXPECT_EQ(serial.train, parallel.train);
     EXPECT_EQ(serial.eval, parallel.eval);
     if (options.per_class) {
@@ -171,7 +172,7 @@ TEST(KnnSampling, CheckedDrawEqualsTheDrawOverTheWholeMask) {
   for (std::int64_t p = 0; p < 700000; ++p)
     if (hidden.truth[static_cast<std::size_t>(p)] == 3) three.push_back(p);
   std::sort(three.begin(), three.end(), [](std::int64_t a, std::int64_t b) {
-    return std::pair(pixel_rank(8, a), a) < std::pair(pixel_rank(8, b), b);
+    return std::pair(classify::pixel_rank(8, a), a) < std::pair(classify::pixel_rank(8, b), b);
   });
   for (std::size_t i = 0; i < 400; ++i) hidden.valid[static_cast<std::size_t>(three[i])] = 0;
   struct Case {
@@ -184,7 +185,7 @@ TEST(KnnSampling, CheckedDrawEqualsTheDrawOverTheWholeMask) {
                         Case{"large", large, 20, 4}, Case{"large, 300", large, 300, 5}, Case{"hidden", hidden, 50, 8}}) {
     std::set<std::int64_t> asked;
     bool ascending = true;
-    const PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
+    const classify::PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
       ascending = ascending && std::is_sorted(pixels.begin(), pixels.end());
       std::vector<std::uint8_t> flags;
       for (const auto p : pixels) {
@@ -193,9 +194,9 @@ TEST(KnnSampling, CheckedDrawEqualsTheDrawOverTheWholeMask) {
       }
       return flags;
     };
-    const SplitOptions options{std::nullopt, c.per_class, c.seed};
-    const auto checked = draw_per_class(c.raster.truth, options, check);
-    const auto whole = stratified_split(c.raster.truth, c.raster.valid, options);
+    const classify::SplitOptions options{std::nullopt, c.per_class, c.seed};
+    const auto checked = classify::draw_per_class(c.raster.truth, options, check);
+    const auto whole = classify::stratified_split(c.raster.truth, c.raster.valid, options);
     ASSERT_TRUE(checked.ok() && whole.ok()) << c.name;
     EXPECT_EQ(*checked, whole->train) << c.name;
     EXPECT_TRUE(ascending) << c.name;
@@ -207,10 +208,10 @@ TEST(KnnSampling, CheckedDrawEqualsTheDrawOverTheWholeMask) {
 
 TEST(KnnSampling, CheckedDrawPassesOnTheChecksError) {
   const auto r = make_raster();
-  const PixelCheck failing = [](std::span<const std::int64_t>) -> Result<std::vector<std::uint8_t>> {
+  const classify::PixelCheck failing = [](std::span<const std::int64_t>) -> Result<std::vector<std::uint8_t>> {
     return Error{ErrorKind::io, "scene.img", "data", "short read"};
   };
-  const auto drawn = draw_per_class(r.truth, {std::nullopt, 10, 1}, failing);
+  const auto drawn = classify::draw_per_class(r.truth, {std::nullopt, 10, 1}, failing);
   ASSERT_FALSE(drawn.ok());
   EXPECT_EQ(drawn.error().file, "scene.img");
 }
@@ -221,18 +222,18 @@ TEST(KnnSampling, SlicesMergedGiveTheWholeRastersCandidatesAndDraw) {
   const auto r = make_raster();
   const std::int64_t samples = 50;
   const std::vector<std::int64_t> limit{0, 7, 40, 300, 0, 0, 0, 0, 0, 5};
-  const auto whole = smallest_candidates(r.truth, 0, 11, limit);
+  const auto whole = classify::smallest_candidates(r.truth, 0, 11, limit);
   using Cuts = std::vector<std::int64_t>;  // slice boundaries in rows
   for (const Cuts& cuts : {Cuts{0, 60}, Cuts{0, 13, 14, 60}, Cuts{0, 0, 31, 59, 60}}) {
-    const auto slices = [&](std::span<const std::int64_t> lim) -> Result<CandidateLists> {
-      CandidateLists merged(lim.size());
+    const auto slices = [&](std::span<const std::int64_t> lim) -> Result<classify::CandidateLists> {
+      classify::CandidateLists merged(lim.size());
       for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
         const std::span<const std::uint16_t> rows(r.truth.data() + cuts[i] * samples,
                                                   static_cast<std::size_t>((cuts[i + 1] - cuts[i]) * samples));
-        const auto part = smallest_candidates(rows, cuts[i] * samples, 11, lim);
+        const auto part = classify::smallest_candidates(rows, cuts[i] * samples, 11, lim);
         for (std::size_t c = 0; c < part.size(); ++c) merged[c].insert(merged[c].end(), part[c].begin(), part[c].end());
       }
-      for (std::size_t c = 0; c < merged.size(); ++c) keep_smallest(merged[c], lim[c]);
+      for (std::size_t c = 0; c < merged.size(); ++c) classify::keep_smallest(merged[c], lim[c]);
       return merged;
     };
     const auto lists = *slices(limit);
@@ -242,17 +243,17 @@ TEST(KnnSampling, SlicesMergedGiveTheWholeRastersCandidatesAndDraw) {
     EXPECT_EQ(lists[1].size(), 7u);
     EXPECT_EQ(lists[9].size(), 5u);
 
-    const PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
+    const classify::PixelCheck check = [&](std::span<const std::int64_t> pixels) -> Result<std::vector<std::uint8_t>> {
       std::vector<std::uint8_t> flags;
       for (const auto p : pixels) flags.push_back(r.valid[static_cast<std::size_t>(p)]);
       return flags;
     };
-    const SplitOptions options{std::nullopt, 25, 11};
-    const auto sliced = draw_per_class(slices, 9, options, check);
-    const auto one = draw_per_class(r.truth, options, check);
+    const classify::SplitOptions options{std::nullopt, 25, 11};
+    const auto sliced = classify::draw_per_class(slices, 9, options, check);
+    const auto one = classify::draw_per_class(r.truth, options, check);
     ASSERT_TRUE(sliced.ok() && one.ok());
     EXPECT_EQ(*sliced, *one) << cuts.size() - 1 << " slices";
-    EXPECT_EQ(*one, stratified_split(r.truth, r.valid, options)->train);
+    EXPECT_EQ(*one, classify::stratified_split(r.truth, r.valid, options)->train);
   }
 }
 

@@ -9,13 +9,14 @@
 
 #include "knn_test_support.hpp"
 #include "src/base/data_type.hpp"
-#include "src/knn/accuracy.hpp"
+#include "src/classify/accuracy.hpp"
+#include "src/classify/class_raster.hpp"
+#include "src/classify/evaluation.hpp"
+#include "src/classify/sampling.hpp"
+#include "src/classify/scene_pass.hpp"
 #include "src/knn/classify.hpp"
-#include "src/knn/evaluation.hpp"
 #include "src/knn/outputs.hpp"
 #include "src/knn/run.hpp"
-#include "src/knn/sampling.hpp"
-#include "src/knn/scene_pass.hpp"
 
 namespace hb::knn {
 namespace {
@@ -67,27 +68,27 @@ struct Captured {
 struct Run {
   Captured out;
   ClassifyStats stats;
-  Split split;
+  classify::Split split;
   std::vector<float> training_features;
-  ConfusionMatrix tally;  // EvaluationTally's, as rows came out
+  classify::ConfusionMatrix tally;  // EvaluationTally's, as rows came out
 };
 
 Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_rows, std::int64_t cache_bytes) {
   Run run;
-  const auto selection = select_good_bands(scene.cube->info());
-  auto valid = validity_mask(*scene.cube, selection, 7);
+  const auto selection = classify::select_good_bands(scene.cube->info());
+  auto valid = classify::validity_mask(*scene.cube, selection, 7);
   EXPECT_TRUE(valid.ok());
-  run.split = *stratified_split(scene.truth, *valid, {std::nullopt, 15, 1});
-  auto features = gather_features(*scene.cube, selection, run.split.train, 7);
+  run.split = *classify::stratified_split(scene.truth, *valid, {std::nullopt, 15, 1});
+  auto features = classify::gather_features(*scene.cube, selection, run.split.train, 7);
   run.training_features = *features;
-  TrainingSet training;
-  training.features = memory_training_source(*features, selection.dims(), "scene");
+  classify::TrainingSet training;
+  training.features = classify::memory_training_source(*features, selection.dims(), "scene");
   for (const auto p : run.split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
   auto prepared = PreparedTraining::prepare(*training.features, options.metric, chunk_rows, cache_bytes);
   EXPECT_TRUE(prepared.ok());
-  EvaluationTally tally(scene.truth, run.split.train, 0, kSamples);
+  classify::EvaluationTally tally(scene.truth, run.split.train, 0, kSamples);
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
-    tally.add(rows);
+    tally.add(rows.rows, rows.labels, rows.classified);
     run.out.labels.insert(run.out.labels.end(), rows.labels.begin(), rows.labels.end());
     run.out.confidence.insert(run.out.confidence.end(), rows.confidence.begin(), rows.confidence.end());
     run.out.neighbor_index.insert(run.out.neighbor_index.end(), rows.neighbor_index.begin(), rows.neighbor_index.end());
@@ -116,10 +117,10 @@ TEST(KnnScene, ClearClustersAreClassifiedAlmostPerfectly) {
   const auto scene = make_scene();
   const auto run = classify(scene, options_k(5), 8192, std::int64_t{1} << 30);
   ASSERT_EQ(run.out.labels.size(), static_cast<std::size_t>(kLines * kSamples));
-  ConfusionMatrix matrix(4);
+  classify::ConfusionMatrix matrix(4);
   for (const auto p : run.split.eval)
     matrix.add(scene.truth[static_cast<std::size_t>(p)], run.out.labels[static_cast<std::size_t>(p)]);
-  const auto s = summarize(matrix);
+  const auto s = classify::summarize(matrix);
   EXPECT_EQ(s.total, static_cast<std::int64_t>(run.split.eval.size()));
   EXPECT_GE(s.overall, 0.995);
   EXPECT_GE(s.kappa, 0.99);
@@ -134,8 +135,8 @@ TEST(KnnScene, ClearClustersAreClassifiedAlmostPerfectly) {
 // checked draw gives the split's training pixels.
 TEST(KnnScene, PixelValidityEqualsTheMaskAndTheCheckedDrawTheSplit) {
   const auto scene = make_scene();
-  const auto selection = select_good_bands(scene.cube->info());
-  const auto mask = validity_mask(*scene.cube, selection, 7);
+  const auto selection = classify::select_good_bands(scene.cube->info());
+  const auto mask = classify::validity_mask(*scene.cube, selection, 7);
   ASSERT_TRUE(mask.ok());
   std::vector<std::int64_t> pixels;
   for (std::int64_t p = 0; p < kLines * kSamples; p += 3) pixels.push_back(p);
@@ -143,17 +144,17 @@ TEST(KnnScene, PixelValidityEqualsTheMaskAndTheCheckedDrawTheSplit) {
   std::sort(pixels.begin(), pixels.end());
   pixels.erase(std::unique(pixels.begin(), pixels.end()), pixels.end());
   for (const std::int64_t tile_rows : {1, 7, 100}) {
-    const auto flags = pixel_validity(*scene.cube, selection, pixels, tile_rows);
+    const auto flags = classify::pixel_validity(*scene.cube, selection, pixels, tile_rows);
     ASSERT_TRUE(flags.ok());
     for (std::size_t i = 0; i < pixels.size(); ++i)
       EXPECT_EQ((*flags)[i], (*mask)[static_cast<std::size_t>(pixels[i])]) << "pixel " << pixels[i];
   }
-  const SplitOptions options{std::nullopt, 15, 1};
-  const auto drawn = draw_per_class(scene.truth, options, [&](std::span<const std::int64_t> asked) {
-    return pixel_validity(*scene.cube, selection, asked, 7);
+  const classify::SplitOptions options{std::nullopt, 15, 1};
+  const auto drawn = classify::draw_per_class(scene.truth, options, [&](std::span<const std::int64_t> asked) {
+    return classify::pixel_validity(*scene.cube, selection, asked, 7);
   });
   ASSERT_TRUE(drawn.ok());
-  EXPECT_EQ(*drawn, stratified_split(scene.truth, *mask, options)->train);
+  EXPECT_EQ(*drawn, classify::stratified_split(scene.truth, *mask, options)->train);
 }
 
 TEST(KnnScene, NoDataPixelsStayUnclassifiedAndOutOfTheSplit) {
@@ -248,10 +249,10 @@ TEST(KnnScene, ChunkSizeChangesNothingButNearTies) {
 
 TEST(KnnScene, KLargerThanTheTrainingSetIsAClearError) {
   const auto scene = make_scene();
-  const auto selection = select_good_bands(scene.cube->info());
-  TrainingSet training;
-  training.features = memory_training_source(std::vector<float>(static_cast<std::size_t>(3 * selection.dims()), 1.0f),
-                                             selection.dims(), "three rows");
+  const auto selection = classify::select_good_bands(scene.cube->info());
+  classify::TrainingSet training;
+  training.features = classify::memory_training_source(
+      std::vector<float>(static_cast<std::size_t>(3 * selection.dims()), 1.0f), selection.dims(), "three rows");
   training.labels = {1, 2, 3};
   auto prepared = PreparedTraining::prepare(*training.features, Metric::euclidean, 8192, 1 << 20);
   auto result = classify_scene(*scene.cube, selection, training, *prepared, options_k(4),
@@ -266,14 +267,14 @@ TEST(KnnFeatures, BadBandsDroppedAndNonFiniteOrIgnoredPixelsFlagged) {
   info.shape = {1, 4, 3};
   info.meta.bbl = {1, 0, 1};
   info.meta.wavelength = {400, 500, 600};
-  const auto selection = select_good_bands(info);
+  const auto selection = classify::select_good_bands(info);
   EXPECT_EQ(selection.bands, (std::vector<std::int64_t>{0, 2}));
   EXPECT_EQ(selection.wavelength, (std::vector<double>{400, 600}));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> samples{1, 2, 3, 4, nan, 6, 7, 8, nan, -1, 9, -1};  // NaN in the bad band is harmless
   std::vector<float> features(8);
   std::vector<std::uint8_t> valid(4);
-  extract_features(samples.data(), 4, selection, -1.0, features.data(), valid.data());
+  classify::extract_features(samples.data(), 4, selection, -1.0, features.data(), valid.data());
   EXPECT_EQ(valid, (std::vector<std::uint8_t>{1, 1, 0, 0}));
   EXPECT_EQ(features, (std::vector<float>{1, 3, 4, 6, 0, 0, 0, 0}));
 }
@@ -287,7 +288,7 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
   io::CubeInfo info;
   info.shape = {kRows, kWide, kSceneBands};
   info.meta.bbl = {1, 1, 0, 1, 1};
-  const auto selection = select_good_bands(info);
+  const auto selection = classify::select_good_bands(info);
   const std::vector<double> shift{-0.3, 1e5, 17.25, 1.0 / 3.0};
   const double ignore = 7;
   for (const auto type : {DataType::u8, DataType::i16, DataType::u16, DataType::i32,
@@ -309,13 +310,13 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
       const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
       std::vector<float> features(static_cast<std::size_t>(tile.pixels() * selection.dims()));
       std::vector<std::uint8_t> valid(static_cast<std::size_t>(tile.pixels()));
-      extract_features(tile, 0, tile.pixels(), selection, ignore, features.data(), valid.data());
-      const FeatureTile feature_tile{{0, kRows}, 0, tile.pixels(), features, valid};
+      classify::extract_features(tile, 0, tile.pixels(), selection, ignore, features.data(), valid.data());
+      const classify::FeatureTile feature_tile{{0, kRows}, 0, tile.pixels(), features, valid};
       std::vector<float> want(features.size()), got(features.size());
       std::vector<std::int64_t> want_pixel, got_pixel;
       std::vector<std::uint8_t> got_valid;
-      const auto n = pack_valid_pixels(feature_tile, selection.dims(), s, want.data(), want_pixel);
-      ASSERT_EQ(pack_valid_queries(tile, selection, ignore, s, got.data(), got_valid, got_pixel), n);
+      const auto n = classify::pack_valid_pixels(feature_tile, selection.dims(), s, want.data(), want_pixel);
+      ASSERT_EQ(classify::pack_valid_queries(tile, selection, ignore, s, got.data(), got_valid, got_pixel), n);
       EXPECT_GT(n, tile.pixels() / 2);
       EXPECT_LT(n, tile.pixels());
       EXPECT_EQ(got_valid, valid) << data_type_name(type);
@@ -325,10 +326,10 @@ TEST(KnnFeatures, OnePassPackingEqualsExtractThenPack) {
       // The valid pixels listed, then their queries gathered (the path a GPU search
       // takes, here on the host): the same pixels and bits.
       std::vector<float> gathered(features.size());
-      ASSERT_EQ(valid_pixels(tile, selection, ignore, got_valid, got_pixel), n);
+      ASSERT_EQ(classify::valid_pixels(tile, selection, ignore, got_valid, got_pixel), n);
       EXPECT_EQ(got_valid, valid) << data_type_name(type);
       EXPECT_EQ(got_pixel, want_pixel) << data_type_name(type);
-      gather_queries(tile, got_pixel, selection.bands, s, gathered.data());
+      classify::gather_queries(tile, got_pixel, selection.bands, s, gathered.data());
       EXPECT_EQ(std::memcmp(gathered.data(), want.data(), static_cast<std::size_t>(n * selection.dims()) * 4), 0)
           << data_type_name(type) << (shifted ? " shifted, listed then gathered" : " listed then gathered");
     }
@@ -344,7 +345,7 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
   io::CubeInfo info;
   info.shape = {1, kWide, kSceneBands};
   info.meta.bbl = {1, 0, 1, 1};
-  const auto selection = select_good_bands(info);
+  const auto selection = classify::select_good_bands(info);
   for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
     for (const double ignore : {7.0, 7.5, -1.0, 255.0, 65535.0, -32768.0, 1e6, std::numeric_limits<double>::quiet_NaN(),
                                 std::numeric_limits<double>::infinity()}) {
@@ -354,18 +355,18 @@ TEST(KnnFeatures, NarrowIntegerValidityEqualsTheFloatCompare) {
         using T = decltype(zero);
         auto values = tile.as<T>();
         // The ignore value where the type holds it; otherwise a value it cannot equal.
-        const auto target = narrow_ignore_target(type, ignore);
+        const auto target = classify::narrow_ignore_target(type, ignore);
         const T planted = target ? static_cast<T>(*target) : T{7};
         for (std::size_t i = 0; i < values.size(); ++i)
           values[i] = i % 211 == 5 ? planted : static_cast<T>(rng() % 300 + (i % 2 ? 0 : 65000));
       });
       std::vector<float> features(static_cast<std::size_t>(kWide * selection.dims()));
       std::vector<std::uint8_t> want(kWide), got(kWide);
-      extract_features(tile, 0, kWide, selection, ignore, features.data(), want.data());
-      extract_validity(tile, selection, ignore, got.data());
+      classify::extract_features(tile, 0, kWide, selection, ignore, features.data(), want.data());
+      classify::extract_validity(tile, selection, ignore, got.data());
       EXPECT_EQ(got, want) << data_type_name(type) << " ignore " << ignore;
       // The GPU's rule (narrow_ignore_target): out when a used band holds the target.
-      const auto target = narrow_ignore_target(type, ignore);
+      const auto target = classify::narrow_ignore_target(type, ignore);
       visit_data_type(type, [&](auto zero) {
         using T = decltype(zero);
         if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
@@ -393,40 +394,40 @@ TEST(KnnTruth, ClassRasterIdsAreReadOrRefusedWithTheirField) {
   };
   std::vector<std::int32_t> ids(static_cast<std::size_t>(shape.pixels()));
   for (std::size_t p = 0; p < ids.size(); ++p) ids[p] = static_cast<std::int32_t>((p * 7919) % 65536);
-  const auto read = read_class_raster(raster(DataType::i32, ids), shape);
+  const auto read = classify::read_class_raster(raster(DataType::i32, ids), shape);
   ASSERT_TRUE(read.ok()) << read.error().line();
   for (std::size_t p = 0; p < ids.size(); ++p) ASSERT_EQ((*read)[p], ids[p]) << "pixel " << p;
   for (const std::int32_t bad : {-1, 65536}) {
     auto wrong = ids;
     wrong[1234567] = bad;
-    const auto refused = read_class_raster(raster(DataType::i32, wrong), shape);
+    const auto refused = classify::read_class_raster(raster(DataType::i32, wrong), shape);
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.error().kind, ErrorKind::bad_input);
     EXPECT_EQ(refused.error().field, "data");
     EXPECT_EQ(refused.error().file, "memory.hdr");
   }
-  const auto floats = read_class_raster(raster(DataType::f32, std::vector<float>(ids.size(), 1.0f)), shape);
+  const auto floats = classify::read_class_raster(raster(DataType::f32, std::vector<float>(ids.size(), 1.0f)), shape);
   ASSERT_FALSE(floats.ok());
   EXPECT_EQ(floats.error().field, "data type");
 }
 
 TEST(KnnFeatures, FeatureSpecParsing) {
-  EXPECT_EQ(parse_feature_spec("bands")->kind, FeatureSpec::Kind::bands);
-  const auto mnf = parse_feature_spec("mnf:12");
+  EXPECT_EQ(classify::parse_feature_spec("bands")->kind, classify::FeatureSpec::Kind::bands);
+  const auto mnf = classify::parse_feature_spec("mnf:12");
   ASSERT_TRUE(mnf.ok());
   EXPECT_EQ(mnf->components, 12);
   for (const char* bad : {"mnf:", "mnf:0", "mnf:3x", "pca:4"}) {
-    const auto r = parse_feature_spec(bad);
+    const auto r = classify::parse_feature_spec(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().field, "--features");
   }
 }
 
 TEST(KnnOutputs, SiblingNamesAndCompletedClassTables) {
-  EXPECT_EQ(sibling_path("/d/map.hdr", "_confidence"), "/d/map_confidence.hdr");
-  EXPECT_EQ(sibling_path("/d/map", "_confidence"), "/d/map_confidence");
-  EXPECT_EQ(sibling_path("map.h5", "_report"), "map_report.h5");
-  const auto table = complete_class_table({{"Unclassified", "Tree"}, {0, 0, 0, 1, 2, 3}}, 4);
+  EXPECT_EQ(classify::sibling_path("/d/map.hdr", "_confidence"), "/d/map_confidence.hdr");
+  EXPECT_EQ(classify::sibling_path("/d/map", "_confidence"), "/d/map_confidence");
+  EXPECT_EQ(classify::sibling_path("map.h5", "_report"), "map_report.h5");
+  const auto table = classify::complete_class_table({{"Unclassified", "Tree"}, {0, 0, 0, 1, 2, 3}}, 4);
   EXPECT_EQ(table.names, (std::vector<std::string>{"Unclassified", "Tree", "Class 2", "Class 3"}));
   ASSERT_EQ(table.lookup.size(), 12u);
   EXPECT_EQ(std::vector<int>(table.lookup.begin(), table.lookup.begin() + 6), (std::vector<int>{0, 0, 0, 1, 2, 3}));

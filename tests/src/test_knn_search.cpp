@@ -6,8 +6,8 @@
 
 #include <tuple>
 
+#include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "src/knn/training.hpp"
 #include "tests/src/knn_search_scenarios.hpp"
 #include "tests/src/knn_test_support.hpp"
 

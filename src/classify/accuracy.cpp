@@ -1,8 +1,8 @@
-#include "src/knn/accuracy.hpp"
+#include "src/classify/accuracy.hpp"
 
 #include <limits>
 
-namespace hb::knn {
+namespace hb::classify {
 
 ConfusionMatrix::ConfusionMatrix(int classes)
     : classes_(classes), counts_(static_cast<std::size_t>(classes) * static_cast<std::size_t>(classes), 0) {}
@@ -56,4 +56,4 @@ AccuracySummary summarize(const ConfusionMatrix& matrix) {
   return s;
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

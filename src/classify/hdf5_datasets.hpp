@@ -1,6 +1,6 @@
 // Small readers and writers of whole HDF5 datasets with errors that name the file and dataset.
-// Shared by the formats that are not cubes: KNN training files (src/knn/training_file)
-// and SAM spectral libraries (src/sam/library).
+// Shared by the formats that are not cubes: training files (training_file.hpp) and SAM
+// spectral libraries (src/sam/library).
 #pragma once
 
 #include <hdf5.h>
@@ -13,7 +13,7 @@
 
 #include "src/base/error.hpp"
 
-namespace hb::knn::hdf5_datasets {
+namespace hb::classify::hdf5_datasets {
 
 // Owns one HDF5 identifier.
 class Handle {
@@ -95,4 +95,4 @@ Status write_dataset(hid_t group, const std::string& path, const char* name, hid
 // A 1-D dataset of variable-length UTF-8 strings.
 Status write_strings(hid_t group, const std::string& path, const char* name, const std::vector<std::string>& names);
 
-}  // namespace hb::knn::hdf5_datasets
+}  // namespace hb::classify::hdf5_datasets

@@ -1,4 +1,4 @@
-#include "src/knn/training_file.hpp"
+#include "src/classify/training_file.hpp"
 
 #include <hdf5.h>
 
@@ -9,9 +9,9 @@
 
 #include "io/atomic_file.hpp"
 #include "io/hdf5_handle.hpp"
-#include "src/knn/hdf5_datasets.hpp"
+#include "src/classify/hdf5_datasets.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 namespace {
 
 using namespace hdf5_datasets;  // NOLINT: Handle, QuietHdf5, read_all, ...
@@ -126,4 +126,4 @@ Status write_training_file(const std::string& path, const TrainingFileContents& 
   return out.commit();
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

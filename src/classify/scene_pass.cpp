@@ -1,12 +1,12 @@
-#include "src/knn/scene_pass.hpp"
+#include "src/classify/scene_pass.hpp"
 
 #include <algorithm>
 #include <functional>
 
-#include "src/base/parallel_for.hpp"
 #include "io/tile_reader.hpp"
+#include "src/base/parallel_for.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 namespace {
 
 constexpr std::int64_t kPackPixels = 8192;  // pixels per packing piece
@@ -180,4 +180,4 @@ Result<std::vector<std::uint8_t>> pixel_validity(const io::Cube& scene, const Ba
   return valid;
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -13,7 +13,7 @@
 
 #include "src/base/error.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 
 struct SplitOptions {
   // Exactly one of the two: a fraction in (0, 1] of each class (rounded to nearest,
@@ -72,4 +72,4 @@ using MaskPass = std::function<Result<std::vector<std::uint8_t>>()>;
 Result<std::vector<std::int64_t>> training_pixels(std::span<const std::uint16_t> truth, const SplitOptions& options,
                                                   const PixelCheck& check, const MaskPass& mask);
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "src/base/error.hpp"
-#include "src/knn/training.hpp"
+#include "src/classify/training.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 
 Result<TrainingSet> read_training_file(const std::string& path);
 
@@ -33,4 +33,4 @@ struct TrainingFileContents {
 // Written under a temporary name and renamed: the file is complete or absent.
 Status write_training_file(const std::string& path, const TrainingFileContents& contents);
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -8,10 +8,10 @@
 #include <span>
 #include <vector>
 
-#include "src/knn/accuracy.hpp"
-#include "src/knn/classify.hpp"
+#include "src/base/row_range.hpp"
+#include "src/classify/accuracy.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 
 class EvaluationTally {
  public:
@@ -25,8 +25,10 @@ class EvaluationTally {
   EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class,
                   std::span<const std::int64_t> train, int class_names, std::int64_t samples);
 
-  // Each row once; pixels() ascend when the rows come in order.
-  void add(const ClassifiedRows& rows);
+  // Each row once; pixels() ascend when the rows come in order. `labels`: the rows'
+  // class map, raster order; `classified`: its pixels that were classified (not
+  // ignored), row-local, ascending.
+  void add(RowRange rows, std::span<const std::uint16_t> labels, std::span<const std::int64_t> classified);
 
   const ConfusionMatrix& matrix() const { return matrix_; }
   const std::vector<std::int64_t>& pixels() const { return pixels_; }
@@ -41,4 +43,4 @@ class EvaluationTally {
   std::vector<std::int64_t> pixels_;
 };
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.hpp"
 #include "io/metadata.hpp"
 #include "io/tile.hpp"
+#include "src/base/error.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 
 struct FeatureSpec {
   enum class Kind { bands, mnf };
@@ -76,4 +76,4 @@ std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, 
 void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
                     std::span<const double> shift, float* queries);
 
-}  // namespace hb::knn
+}  // namespace hb::classify

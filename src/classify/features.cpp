@@ -1,4 +1,4 @@
-#include "src/knn/features.hpp"
+#include "src/classify/features.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -9,7 +9,7 @@
 #include "src/base/data_type.hpp"
 #include "src/base/parallel_for.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 namespace {
 
 constexpr std::int64_t kPixelsPerThread = 4096;
@@ -298,4 +298,4 @@ void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, s
   });
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -1,6 +1,6 @@
 // Streaming passes over a scene in row tiles, handing each tile's features (bad bands
-// dropped, ignored pixels flagged) to the caller. The passes of `knn` (validity, gather
-// of training pixels, classification) all go through here. The next tile is read while
+// dropped, ignored pixels flagged) to the caller. The classifiers' passes (validity, gather
+// of training pixels, class means, classification) all go through here. The next tile is read while
 // the caller works on the current one (ENVI scenes; see io::TileReader), and feature
 // extraction (widening included) uses the host's threads.
 #pragma once
@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "io/cube.hpp"
-#include "src/knn/features.hpp"
+#include "src/classify/features.hpp"
 
 namespace hb::io {
 class TileReader;
 }
 
-namespace hb::knn {
+namespace hb::classify {
 
 struct FeatureTile {
   RowRange rows;
@@ -89,4 +89,4 @@ Result<std::vector<float>> gather_features(const io::Cube& scene, const BandSele
 Result<std::vector<std::uint8_t>> pixel_validity(const io::Cube& scene, const BandSelection& selection,
                                                  std::span<const std::int64_t> pixels, std::int64_t tile_rows);
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -1,8 +1,8 @@
-#include "src/knn/evaluation.hpp"
+#include "src/classify/evaluation.hpp"
 
 #include <algorithm>
 
-namespace hb::knn {
+namespace hb::classify {
 namespace {
 
 int top_class(std::span<const std::uint16_t> truth) {
@@ -23,19 +23,20 @@ EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::int6
     : truth_(truth), first_pixel_(first_pixel), train_(train), samples_(samples), keep_pixels_(false),
       matrix_(top_class < 0 ? 0 : std::max(class_names, top_class + 1)) {}
 
-void EvaluationTally::add(const ClassifiedRows& rows) {
-  if (truth_.empty() || rows.rows.rows() == 0) return;
-  const std::int64_t first = rows.rows.begin * samples_;
+void EvaluationTally::add(RowRange rows, std::span<const std::uint16_t> labels,
+                          std::span<const std::int64_t> classified) {
+  if (truth_.empty() || rows.rows() == 0) return;
+  const std::int64_t first = rows.begin * samples_;
   auto train = std::lower_bound(train_.begin(), train_.end(), first);
-  for (const std::int64_t q : rows.classified) {
+  for (const std::int64_t q : classified) {
     const std::int64_t p = first + q;
     const auto id = truth_[static_cast<std::size_t>(p - first_pixel_)];
     if (id == 0) continue;
     while (train != train_.end() && *train < p) ++train;
     if (train != train_.end() && *train == p) continue;
-    matrix_.add(id, rows.labels[static_cast<std::size_t>(q)]);
+    matrix_.add(id, labels[static_cast<std::size_t>(q)]);
     if (keep_pixels_) pixels_.push_back(p);
   }
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

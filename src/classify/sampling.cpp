@@ -1,4 +1,4 @@
-#include "src/knn/sampling.hpp"
+#include "src/classify/sampling.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "src/base/parallel_for.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 namespace {
 
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -236,4 +236,4 @@ Result<std::vector<std::int64_t>> training_pixels(std::span<const std::uint16_t>
   return std::move(split->train);
 }
 
-}  // namespace hb::knn
+}  // namespace hb::classify

@@ -1,10 +1,10 @@
-#include "src/knn/hdf5_datasets.hpp"
+#include "src/classify/hdf5_datasets.hpp"
 
 #include "io/hdf5_handle.hpp"
 
 #include <array>
 
-namespace hb::knn::hdf5_datasets {
+namespace hb::classify::hdf5_datasets {
 
 Result<std::vector<std::string>> read_strings(hid_t file, const std::string& path, const std::string& name) {
   auto d = open_dataset(file, path, name);
@@ -60,4 +60,4 @@ Status write_strings(hid_t group, const std::string& path, const char* name, con
   return write_dataset(group, path, name, type.get(), type.get(), dims, pointers.data());
 }
 
-}  // namespace hb::knn::hdf5_datasets
+}  // namespace hb::classify::hdf5_datasets

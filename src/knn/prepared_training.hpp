@@ -1,52 +1,17 @@
-// The labelled training rows and their preparation for the search. Features may live
-// in memory (drawn from a scene) or stay in an HDF5 file and stream through in chunks;
-// labels always stay in memory (2 bytes a row).
+// KNN's training rows ready for the search: the training mean summed exactly (the
+// Euclidean shift, the same bits on any number of ranks), the rows shifted by it and cut
+// into chunks.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
 #include "src/base/error.hpp"
+#include "src/classify/training.hpp"
 #include "src/knn/distance.hpp"
-#include "src/knn/features.hpp"
 #include "src/knn/search.hpp"
 
 namespace hb::knn {
-
-// Class names and colours, indexed by class id (0 = unclassified).
-struct ClassTable {
-  std::vector<std::string> names;
-  std::vector<int> lookup;  // r, g, b per class
-};
-
-class TrainingSource {
- public:
-  virtual ~TrainingSource() = default;
-  virtual const std::string& name() const = 0;  // for messages: file or "scene pixels"
-  virtual std::int64_t count() const = 0;
-  virtual std::int64_t dims() const = 0;
-  // Raw feature rows [first, first + rows) into out ([rows, dims]).
-  virtual Status read(std::int64_t first, std::int64_t rows, float* out) const = 0;
-};
-
-std::unique_ptr<TrainingSource> memory_training_source(std::vector<float> features, std::int64_t dims,
-                                                       std::string name);
-
-struct TrainingSet {
-  std::unique_ptr<TrainingSource> features;
-  std::vector<std::uint16_t> labels;
-  std::vector<std::int64_t> pixels;  // scene pixel index of each row, when drawn from a scene
-  std::vector<double> wavelength;    // per feature, empty when unknown
-  ClassTable classes;
-
-  std::int64_t count() const { return static_cast<std::int64_t>(labels.size()); }
-  int class_count() const;  // max(max label + 1, class names)
-};
-
-// Same number of features, and the same wavelengths when both sides record them.
-Status check_compatible(const TrainingSet& training, const BandSelection& scene_features, const std::string& scene);
 
 // Per-feature sums of float rows in 96-bit fixed point (2^-32 resolution): integer
 // addition, so any split of the rows over ranks, summed in any order, gives the same
@@ -73,7 +38,7 @@ class FixedSum {
 // `cache_bytes`, otherwise re-read from the source chunk by chunk.
 class PreparedTraining {
  public:
-  static Result<PreparedTraining> prepare(const TrainingSource& source, Metric metric, std::int64_t chunk_rows,
+  static Result<PreparedTraining> prepare(const classify::TrainingSource& source, Metric metric, std::int64_t chunk_rows,
                                           std::int64_t cache_bytes);
 
   std::int64_t count() const { return count_; }
@@ -89,7 +54,7 @@ class PreparedTraining {
   Result<TrainingChunk> chunk(std::int64_t i) const;
 
  private:
-  const TrainingSource* source_ = nullptr;
+  const classify::TrainingSource* source_ = nullptr;
   std::int64_t count_ = 0;
   std::int64_t dims_ = 0;
   std::int64_t chunk_rows_ = 1;

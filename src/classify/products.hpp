@@ -16,23 +16,12 @@
 
 #include "io/cube.hpp"
 #include "mpi/comm.hpp"
-#include "src/knn/training.hpp"
+#include "src/classify/class_table.hpp"
 
-namespace hb::knn {
+namespace hb::classify {
 
 // NAME.hdr -> NAME_suffix.hdr, NAME.img -> NAME_suffix.img, NAME -> NAME_suffix, NAME.h5 -> NAME_suffix.h5.
 std::string sibling_path(const std::string& path, const std::string& suffix);
-
-// Class names and colours for `count` classes: the given ones, completed with
-// "Unclassified" / "Class N" and a fixed palette (black for class 0).
-ClassTable complete_class_table(const ClassTable& given, int count);
-
-// A product cube aligned with the scene (its map info and coordinate system kept).
-io::CubeInfo product_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
-                          DataType type, std::int64_t bands);
-// The uint16 ENVI Classification cube of a class map with the given (complete) classes.
-io::CubeInfo class_map_info(const io::CubeInfo& scene, const std::string& scene_path, const std::string& description,
-                            const ClassTable& classes);
 
 struct Product {
   std::string hdf5_name;    // dataset in the HDF5 file ("" for the main product, /cube)
@@ -60,4 +49,4 @@ class ProductFiles {
 Result<std::unique_ptr<ProductFiles>> create_product_files(const std::string& path, std::vector<Product> products,
                                                            const std::string& tag, const mpi::Comm* comm = nullptr);
 
-}  // namespace hb::knn
+}  // namespace hb::classify

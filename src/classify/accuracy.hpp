@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace hb::knn {
+namespace hb::classify {
 
 class ConfusionMatrix {
  public:
@@ -44,4 +44,4 @@ struct AccuracySummary {
 
 AccuracySummary summarize(const ConfusionMatrix& matrix);
 
-}  // namespace hb::knn
+}  // namespace hb::classify
