@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "src/classify/text_file.hpp"
+#include "io/text_file.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -106,7 +106,7 @@ Status Manifest::save(const std::string& job_name) const {
     list.push_back(std::move(entry));
   }
   const nlohmann::json j{{"format", "hyperbatch-manifest/1"}, {"job", job_name}, {"entries", list}};
-  return classify::write_text_file((fs::path(dir_) / "manifest.json").string(), j.dump(2) + "\n");
+  return io::write_text_file((fs::path(dir_) / "manifest.json").string(), j.dump(2) + "\n");
 }
 
 Journal::Journal(const std::string& output_dir, const std::string& run_id, int rank) {

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "jobs/steps.hpp"
-#include "src/classify/text_file.hpp"
+#include "io/text_file.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -95,7 +95,7 @@ std::string report_markdown(const JobSpec& job, const std::vector<const SceneSpe
 Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& scenes, const FinishOptions& o,
                        const nlohmann::json& metrics) {
   const std::string metrics_name = o.sharded ? fmt::format("metrics-shard{}.json", o.shard) : "metrics.json";
-  HB_TRY(classify::write_text_file((fs::path(job.output) / metrics_name).string(), metrics.dump(2) + "\n"));
+  HB_TRY(io::write_text_file((fs::path(job.output) / metrics_name).string(), metrics.dump(2) + "\n"));
   auto manifest = Manifest::load(job.output);
   if (!manifest) return manifest.error();
   drop_stale_failures(*manifest, scenes, o.run_start_ns);
@@ -115,7 +115,7 @@ Result<int> finish_run(const JobSpec& job, const std::vector<const SceneSpec*>& 
   int failed = 0;
   for (const auto* s : scenes) failed += failure_of(*manifest, s->name) != nullptr ? 1 : 0;
   if (job.report && !o.sharded)
-    HB_TRY(classify::write_text_file((fs::path(job.output) / "report.md").string(),
+    HB_TRY(io::write_text_file((fs::path(job.output) / "report.md").string(),
                                      report_markdown(job, scenes, *manifest)));
   return failed;
 }

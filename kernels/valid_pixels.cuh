@@ -1,5 +1,5 @@
 // The valid pixels of a raw BIP tile of a narrow type (u8, i16, u16), listed on the
-// device: the rule of src/knn/features.cpp valid_pixels for those types, where a pixel
+// device: the rule of src/classify/features.cpp valid_pixels for those types, where a pixel
 // is out when one of its used bands holds the ignore value (`target`), with no
 // conversion. KNN's gathered queries take the list where it is made.
 #pragma once

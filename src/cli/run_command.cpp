@@ -8,7 +8,7 @@
 #include "jobs/runner.hpp"
 #include "jobs/submit.hpp"
 #include "mpi/comm.hpp"
-#include "src/classify/text_file.hpp"
+#include "io/text_file.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/validators.hpp"
 
@@ -35,7 +35,7 @@ std::string own_binary() {
 Status write_script(const jobs::Script& script) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(script.path).parent_path() / "logs", ec);
-  HB_TRY(classify::write_text_file(script.path, script.text));
+  HB_TRY(io::write_text_file(script.path, script.text));
   std::filesystem::permissions(script.path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add, ec);
   return {};
 }

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "src/classify/text_file.hpp"
+#include "io/text_file.hpp"
 
 namespace hb::knn {
 namespace {
@@ -113,8 +113,8 @@ ReportPaths report_paths(const std::string& path) {
 }
 
 Status write_reports(const RunReport& report, const ReportPaths& paths) {
-  HB_TRY(classify::write_text_file(paths.json, report_json(report).dump(2) + "\n"));
-  return classify::write_text_file(paths.markdown, report_markdown(report));
+  HB_TRY(io::write_text_file(paths.json, report_json(report).dump(2) + "\n"));
+  return io::write_text_file(paths.markdown, report_markdown(report));
 }
 
 Status write_split(const std::string& path, const RunReport& report, const io::CubeShape& shape,
@@ -130,7 +130,7 @@ Status write_split(const std::string& path, const RunReport& report, const io::C
   j["train_pixels"] = train_pixels;
   j["train_labels"] = train_labels;
   j["eval_pixels"] = eval_pixels;
-  return classify::write_text_file(path, j.dump() + "\n");
+  return io::write_text_file(path, j.dump() + "\n");
 }
 
 }  // namespace hb::knn

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <numeric>
 #include <utility>
 
 #include "mpi/agree.hpp"
@@ -83,13 +82,7 @@ Result<std::vector<double>> shared_shift(const Shard& shard, std::int64_t dims, 
 RowRange query_block(const io::CubeShape& shape, std::int64_t tile_rows, const std::vector<std::int64_t>& valid,
                          const mpi::Comm& comm) {
   const mpi::TileGrid grid{shape.lines, mpi::balance_rows(shape.lines, tile_rows, comm.size())};
-  std::vector<double> weights(static_cast<std::size_t>(grid.count()));
-  for (std::int64_t t = 0; t < grid.count(); ++t) {
-    const auto rows = grid.rows(t);
-    const std::int64_t count = std::accumulate(valid.begin() + rows.begin, valid.begin() + rows.end, std::int64_t{0});
-    weights[static_cast<std::size_t>(t)] = mpi::tile_weight(count, rows.rows() * shape.samples);
-  }
-  const auto cuts = mpi::balanced_cuts(weights, comm.size());
+  const auto cuts = mpi::cuts_by_valid_pixels(grid, mpi::tile_sums(grid, valid), shape.samples, comm.size());
   return mpi::block_of(grid, cuts, comm.rank()).rows;
 }
 

@@ -8,6 +8,7 @@
 #include "io/write_behind.hpp"
 #include "mpi/agree.hpp"
 #include "src/base/stopwatch.hpp"
+#include "src/base/tile_budget.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -121,12 +122,11 @@ std::int64_t tile_rows_for(const io::CubeInfo& info, const PipelineOptions& opti
   if (options.tile_rows > 0) return std::min(options.tile_rows, std::max<std::int64_t>(1, info.shape.lines));
   // raw + float64 widened + float32 pass-through (denoise); float64 product + float32 outputs.
   const std::int64_t per_pixel = info.bytes_per_pixel() + info.shape.bands * (8 + 4) + outputs_per_pixel * (8 + 4);
-  const std::int64_t per_row = std::max<std::int64_t>(1, per_pixel * info.shape.samples);
-  return std::clamp<std::int64_t>(options.memory_budget_bytes / per_row, 1, std::max<std::int64_t>(1, info.shape.lines));
+  return hb::tile_rows_for(per_pixel * info.shape.samples, options.tile_budget_bytes, info.shape.lines);
 }
 
 PipelineOptions with_device_budget(PipelineOptions options, const Backend& backend) {
-  options.memory_budget_bytes = backend.tile_budget_bytes(options.memory_budget_bytes);
+  options.tile_budget_bytes = backend.tile_budget_bytes(options.tile_budget_bytes);
   return options;
 }
 

@@ -20,8 +20,8 @@ struct PipelineOptions {
   Method method = Method::mnf;
   NoiseEstimator estimator = NoiseEstimator::diff;
   Window noise_window;
-  std::int64_t tile_rows = 0;                      // 0 = from memory_budget_bytes
-  std::int64_t memory_budget_bytes = 256ll << 20;  // per tile, all working buffers
+  std::int64_t tile_rows = 0;                      // 0 = from tile_budget_bytes
+  std::int64_t tile_budget_bytes = 256ll << 20;    // per tile, all working buffers
 };
 
 // Rows per tile so that a tile's buffers (raw, widened, outputs) fit the budget.

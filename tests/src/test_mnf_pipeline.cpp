@@ -176,7 +176,7 @@ TEST(PipelineTest, TileRowsFollowTheMemoryBudget) {
   info.shape = {1000, 100, 10};
   info.type = DataType::i16;
   PipelineOptions options;
-  options.memory_budget_bytes = 100 * (20 + 10 * 12 + 4 * 12) * 7;
+  options.tile_budget_bytes = 100 * (20 + 10 * 12 + 4 * 12) * 7;
   EXPECT_EQ(tile_rows_for(info, options, 4), 7);
   options.tile_rows = 3;
   EXPECT_EQ(tile_rows_for(info, options, 4), 3);

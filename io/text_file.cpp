@@ -1,10 +1,10 @@
-#include "src/classify/text_file.hpp"
+#include "io/text_file.hpp"
 
 #include <fstream>
 
 #include "io/atomic_file.hpp"
 
-namespace hb::classify {
+namespace hb::io {
 
 Status write_text_file(const std::string& path, const std::string& text) {
   io::AtomicPath out(path);
@@ -17,4 +17,4 @@ Status write_text_file(const std::string& path, const std::string& text) {
   return out.commit();
 }
 
-}  // namespace hb::classify
+}  // namespace hb::io

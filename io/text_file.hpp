@@ -6,8 +6,8 @@
 
 #include "src/base/error.hpp"
 
-namespace hb::classify {
+namespace hb::io {
 
 Status write_text_file(const std::string& path, const std::string& text);
 
-}  // namespace hb::classify
+}  // namespace hb::io
