@@ -1,6 +1,6 @@
 // Symmetric eigendecomposition on the GPU with cuSOLVER (dsyevd), returned in the
 // same descending, sign-normalised form as linalg::symmetric_eigen so that the CPU
-// and CUDA bases agree to rounding (tests/src/test_mnf_backends.cpp).
+// and CUDA bases agree to rounding (tests/src/mnf/test_mnf_backends.cpp).
 #pragma once
 
 #include "src/base/error.hpp"

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 from hbtest import SKIP, Checks, parse_args, skip, workdir  # noqa: E402,F401
 
 EXIT_SCENES_FAILED = 6

@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 try:
     import h5py  # noqa: E402
 except ImportError:

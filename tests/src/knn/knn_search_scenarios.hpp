@@ -1,5 +1,5 @@
 // Search scenarios that every KnnSearch backend must pass, shared by the CPU test
-// (tests/src/test_knn_search.cpp) and the GPU test (tests/kernels/test_knn_cuda_search.cpp):
+// (tests/src/knn/test_knn_search.cpp) and the GPU test (tests/src/knn/test_knn_cuda_search.cpp):
 // a backend is given as a factory from select method to search.
 #pragma once
 
@@ -18,7 +18,7 @@
 #include "src/classify/features.hpp"
 #include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "tests/src/knn_test_support.hpp"
+#include "tests/src/knn/knn_test_support.hpp"
 
 namespace hb::knn::test {
 

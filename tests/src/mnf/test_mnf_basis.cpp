@@ -7,7 +7,7 @@
 #include "src/mnf/cpu_tile_ops.hpp"
 #include "src/linalg/eigen.hpp"
 #include "src/mnf/basis.hpp"
-#include "tests/src/test_mnf_support.hpp"
+#include "tests/src/mnf/test_mnf_support.hpp"
 
 namespace hb::mnf {
 namespace {

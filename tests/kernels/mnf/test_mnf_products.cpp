@@ -9,7 +9,7 @@
 #include "kernels/mnf/moments.cuh"
 #include "kernels/mnf/syrk.cuh"
 #include "kernels/mnf/transform.cuh"
-#include "tests/kernels/mnf_test_support.hpp"
+#include "tests/kernels/mnf/mnf_test_support.hpp"
 
 namespace hb::kernels::mnf::test {
 namespace {

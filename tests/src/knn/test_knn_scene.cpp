@@ -7,7 +7,7 @@
 #include <random>
 #include <type_traits>
 
-#include "knn_test_support.hpp"
+#include "tests/src/knn/knn_test_support.hpp"
 #include "src/base/data_type.hpp"
 #include "src/classify/accuracy.hpp"
 #include "src/classify/class_raster.hpp"

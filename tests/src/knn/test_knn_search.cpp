@@ -8,8 +8,8 @@
 
 #include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
-#include "tests/src/knn_search_scenarios.hpp"
-#include "tests/src/knn_test_support.hpp"
+#include "tests/src/knn/knn_search_scenarios.hpp"
+#include "tests/src/knn/knn_test_support.hpp"
 
 namespace hb::knn {
 namespace {

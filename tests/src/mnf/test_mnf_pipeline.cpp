@@ -9,7 +9,7 @@
 #include "src/mnf/cpu_tile_ops.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "src/mnf/stats_file.hpp"
-#include "tests/src/test_mnf_support.hpp"
+#include "tests/src/mnf/test_mnf_support.hpp"
 
 namespace hb::mnf {
 namespace {

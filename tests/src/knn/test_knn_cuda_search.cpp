@@ -21,9 +21,9 @@
 #include <tuple>
 
 #include "kernels/knn/knn.cuh"
-#include "tests/kernels/knn_cuda_test_support.hpp"
-#include "tests/src/knn_search_scenarios.hpp"
-#include "tests/src/knn_test_support.hpp"
+#include "tests/src/knn/knn_cuda_test_support.hpp"
+#include "tests/src/knn/knn_search_scenarios.hpp"
+#include "tests/src/knn/knn_test_support.hpp"
 
 namespace hb::knn {
 namespace {
@@ -357,7 +357,7 @@ TEST(CudaKnnSearch, AMisleadingSampleFallsBackToTheExactList) {
   }
 }
 
-// The scenarios every backend passes (tests/src/knn_search_scenarios.hpp).
+// The scenarios every backend passes (tests/src/knn/knn_search_scenarios.hpp).
 test::SearchFactory gpu_factory() {
   return [](SelectMethod method) { return gpu_search(method); };
 }

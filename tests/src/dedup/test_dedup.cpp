@@ -10,7 +10,7 @@
 #include <numeric>
 #include <random>
 
-#include "knn_test_support.hpp"
+#include "tests/src/knn/knn_test_support.hpp"
 #include "src/classify/sampling.hpp"
 #include "src/classify/scene_pass.hpp"
 #include "src/dedup/dedup.hpp"

@@ -1,7 +1,7 @@
 // SAM / SCM on the CPU: scores against the float64 definitions on the real Jasper Ridge
 // scene, the ignore rules, thresholds, tile-size independence of the whole run, the
 // resampling rules, library errors, and scoring each distinct spectrum once (--dedup). The Spectral Python / numpy oracles on real
-// libraries are in tests/python/test_sam_spy.py; CPU = GPU in tests/kernels/test_sam_cuda.cpp.
+// libraries are in tests/src/sam/test_sam_spy.py; CPU = GPU in tests/src/sam/test_sam_cuda.cpp.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,7 +13,7 @@
 #include "src/sam/resample.hpp"
 #include "src/sam/run.hpp"
 #include "src/synth/synth.hpp"
-#include "tests/src/sam_test_support.hpp"
+#include "tests/src/sam/sam_test_support.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace hb::sam {

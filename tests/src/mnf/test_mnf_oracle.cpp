@@ -1,5 +1,5 @@
 // MNF and PCA against Spectral Python (calc_stats, noise_from_diffs, mnf,
-// principal_components), run by tests/src/mnf_oracle.py on the same cube.
+// principal_components), run by tests/src/mnf/mnf_oracle.py on the same cube.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "mpi/comm.hpp"
 #include "src/mnf/cpu_tile_ops.hpp"
 #include "src/mnf/pipeline.hpp"
-#include "tests/src/test_mnf_support.hpp"
+#include "tests/src/mnf/test_mnf_support.hpp"
 
 namespace hb::mnf {
 namespace {

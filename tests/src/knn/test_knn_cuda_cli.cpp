@@ -13,7 +13,7 @@
 
 #include "io/cube.hpp"
 #include "mpi/comm.hpp"
-#include "tests/kernels/knn_cuda_test_support.hpp"
+#include "tests/src/knn/knn_cuda_test_support.hpp"
 #include "tests/support/cli_path.hpp"
 #include "tests/support/scratch_dir.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "src/knn/batch_vote.hpp"
 #include "src/knn/cuda_search.hpp"
-#include "tests/kernels/knn_cuda_test_support.hpp"
+#include "tests/src/knn/knn_cuda_test_support.hpp"
 
 namespace hb::knn {
 namespace {

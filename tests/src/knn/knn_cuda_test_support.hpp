@@ -10,7 +10,7 @@
 
 #include "src/backend/backend.hpp"
 #include "src/knn/search.hpp"
-#include "tests/src/knn_search_scenarios.hpp"
+#include "tests/src/knn/knn_search_scenarios.hpp"
 
 #define HB_REQUIRE_GPU() \
   if (::hb::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"

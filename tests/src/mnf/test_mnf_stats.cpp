@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "src/mnf/cpu_tile_ops.hpp"
-#include "tests/src/test_mnf_support.hpp"
+#include "tests/src/mnf/test_mnf_support.hpp"
 
 namespace hb::mnf {
 namespace {

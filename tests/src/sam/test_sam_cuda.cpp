@@ -11,7 +11,7 @@
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/sam/run.hpp"
-#include "tests/src/sam_test_support.hpp"
+#include "tests/src/sam/sam_test_support.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace hb::sam {

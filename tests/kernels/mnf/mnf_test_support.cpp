@@ -1,4 +1,4 @@
-#include "tests/kernels/mnf_test_support.hpp"
+#include "tests/kernels/mnf/mnf_test_support.hpp"
 
 #include <algorithm>
 #include <array>
