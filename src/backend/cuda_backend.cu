@@ -6,13 +6,11 @@
 #include <string>
 
 #include "src/base/cuda_buffers.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb {
 namespace {
 
-Error cuda_error(cudaError_t code, const char* what) {
-  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cudaGetErrorString(code)};
-}
 
 class CudaBackend final : public Backend {
  public:
@@ -58,7 +56,7 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(int device) {
   if (count == 0) return Error{ErrorKind::resource, {}, "--backend", "no CUDA device is visible"};
   if (device < 0 || device >= count)
     return Error{ErrorKind::resource, {}, "--device", "GPU " + std::to_string(device) + " does not exist"};
-  if (auto e = cudaSetDevice(device); e != cudaSuccess) return cuda_error(e, "cudaSetDevice");
+  if (auto e = cudaSetDevice(device); e != cudaSuccess) return ::hb::cuda::failure(e, "cudaSetDevice");
   return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(device));
 }
 

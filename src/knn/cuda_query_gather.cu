@@ -5,7 +5,7 @@
 
 #include "kernels/convert.cuh"
 #include "kernels/valid_pixels.cuh"
-#include "src/knn/cuda_support.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::knn {
 namespace {

@@ -31,7 +31,7 @@
 #include "src/classify/features.hpp"
 #include "src/knn/cuda_query_gather.hpp"
 #include "src/knn/cuda_search.hpp"
-#include "src/knn/cuda_support.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::knn {
 namespace {
@@ -92,10 +92,10 @@ class CudaKnnSearch final : public KnnSearch {
       HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
     for (auto& e : span_) HB_CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
     HB_TRY(gather_.init());
-    HB_CUBLAS_TRY(cublasCreate(&blas_), "cublasCreate");
-    HB_CUBLAS_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
+    HB_CUDA_TRY(cublasCreate(&blas_), "cublasCreate");
+    HB_CUDA_TRY(cublasSetStream(blas_, gemm_stream_), "cublasSetStream");
     // Plain FP32: no TF32 tensor-core rounding of the inner products.
-    HB_CUBLAS_TRY(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    HB_CUDA_TRY(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     std::size_t free_bytes = 0, total_bytes = 0;
     HB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const auto free = static_cast<std::int64_t>(free_bytes);
@@ -462,7 +462,7 @@ class CudaKnnSearch final : public KnnSearch {
   Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot) {
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
-    HB_CUBLAS_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one,
+    HB_CUDA_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one,
                               chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_, dims_,
                               block_queries_ + static_cast<std::int64_t>(q0) * dims_, dims_, &zero,
                               tiles_[slot].as<float>(), ldc),
@@ -627,7 +627,7 @@ class CudaKnnSearch final : public KnnSearch {
 
 Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& options, int device) {
   device = resolve_gpu(device);
-  HB_TRY(require_cuda_device(device));
+  HB_TRY(::hb::cuda::require_device(device));
   auto search = std::make_unique<CudaKnnSearch>(options, device);
   HB_TRY(search->init());
   return std::unique_ptr<KnnSearch>(std::move(search));

@@ -6,7 +6,7 @@
 #include "kernels/knn/knn.cuh"
 #include "src/base/cuda_buffers.hpp"
 #include "src/knn/cuda_search.hpp"
-#include "src/knn/cuda_support.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::knn {
 namespace {
@@ -96,7 +96,7 @@ int cuda_vote_max_classes() { return kk::vote_max_classes(); }
 
 Result<std::unique_ptr<BatchVoter>> make_cuda_batch_voter(const VoteRule& rule, int device) {
   device = resolve_gpu(device);
-  HB_TRY(require_cuda_device(device));
+  HB_TRY(::hb::cuda::require_device(device));
   if (rule.classes < 1 || rule.classes > kk::vote_max_classes())
     return Error{ErrorKind::usage, {}, "classes", "too many classes for the GPU vote"};
   auto voter = std::make_unique<CudaBatchVoter>(rule, device);

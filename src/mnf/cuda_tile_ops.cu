@@ -9,6 +9,7 @@
 #include "kernels/convert.cuh"
 #include "kernels/mnf/moments.cuh"
 #include "kernels/mnf/syrk.cuh"
+#include "src/base/cuda_error.hpp"
 #include "src/mnf/linear_map.hpp"
 #include "src/mnf/stats.hpp"
 
@@ -17,23 +18,11 @@ namespace {
 
 namespace km = hb::kernels::mnf;
 
-Error device_error(const std::string& what, const std::string& detail) {
-  return Error{ErrorKind::resource, {}, {}, "GPU " + what + ": " + detail};
-}
-Status check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return {};
-  return device_error(what, cudaGetErrorString(e));
-}
-Status check(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return {};
-  return device_error(what, "cuBLAS status " + std::to_string(static_cast<int>(s)));
-}
+Status check(cudaError_t e, const char* what) { return status(e, what); }
+Status check(cublasStatus_t s, const char* what) { return status(s, what); }
 Status check(const km::LaunchStatus& s, const char* what) {
   if (s.ok()) return {};
-  return device_error(what, s.message());
-}
-Error cuda_error(cudaError_t code, const char* what) {
-  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cudaGetErrorString(code)};
+  return Error{ErrorKind::internal, {}, "cuda", std::string(what) + ": " + s.message()};
 }
 
 // Z64 + offset rounded once to float32; excluded pixels get the fill value.
@@ -305,7 +294,7 @@ Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross,
   if (cudaMemsetAsync(count.as<void>(), 0, sizeof(unsigned long long), s) != cudaSuccess ||
       cudaMemsetAsync(sum.as<void>(), 0, static_cast<std::size_t>(nb) * sizeof(double), s) != cudaSuccess ||
       cudaMemsetAsync(cross.as<void>(), 0, static_cast<std::size_t>(nb) * nb * sizeof(double), s) != cudaSuccess)
-    return device_error("moments", "cannot clear");
+    return Error{ErrorKind::internal, {}, "cuda", "moments: cannot clear"};
   return {};
 }
 
@@ -417,15 +406,15 @@ Status MnfTileOps::convert_to_f32(const io::Tile& tile, std::span<float> out) {
   cudaSetDevice(device_);
   const auto in = tile.bytes();
   DeviceBuffer raw, wide;
-  if (auto e = raw.reserve(in.size()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
-  if (auto e = wide.reserve(out.size_bytes()); e != cudaSuccess) return cuda_error(e, "cudaMalloc");
+  if (auto e = raw.reserve(in.size()); e != cudaSuccess) return failure(e, "cudaMalloc");
+  if (auto e = wide.reserve(out.size_bytes()); e != cudaSuccess) return failure(e, "cudaMalloc");
   if (auto e = cudaMemcpy(raw.as<void>(), in.data(), in.size(), cudaMemcpyHostToDevice); e != cudaSuccess)
-    return cuda_error(e, "copy to device");
+    return failure(e, "copy to device");
   const auto n = static_cast<std::size_t>(tile.pixels() * tile.bands());
   if (auto e = kernels::convert_to_f32(tile.type(), raw.as<void>(), wide.as<float>(), n, nullptr); e != cudaSuccess)
-    return cuda_error(e, "convert kernel");
+    return failure(e, "convert kernel");
   if (auto e = cudaMemcpy(out.data(), wide.as<void>(), out.size_bytes(), cudaMemcpyDeviceToHost); e != cudaSuccess)
-    return cuda_error(e, "copy to host");
+    return failure(e, "copy to host");
   return {};
 }
 

@@ -8,7 +8,9 @@
 
 #include "kernels/sam/sam.cuh"
 #include "src/base/cuda_buffers.hpp"
+#include "src/base/cuda_error.hpp"
 #include "src/sam/cuda_scorer.hpp"
+
 
 namespace hb::sam {
 namespace {
@@ -17,18 +19,6 @@ namespace k = kernels::sam;
 
 constexpr std::size_t kGemmBudgetBytes = std::size_t{512} << 20;  // x and dots of one chunk
 
-Error cuda_error(cudaError_t code, const char* what) {
-  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cudaGetErrorString(code)};
-}
-
-Error cublas_error(cublasStatus_t code, const char* what) {
-  return Error{ErrorKind::resource, {}, {}, std::string(what) + ": " + cublasGetStatusString(code)};
-}
-
-#define HB_CUDA_TRY(call, what)                                   \
-  do {                                                            \
-    if (const cudaError_t e_ = (call); e_ != cudaSuccess) return cuda_error(e_, what); \
-  } while (0)
 
 class CudaScorer final : public SamScorer {
  public:
@@ -44,8 +34,8 @@ class CudaScorer final : public SamScorer {
   Status init() {
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    if (auto s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) return cublas_error(s, "cublasCreate");
-    if (auto s = cublasSetStream(cublas_, stream_); s != CUBLAS_STATUS_SUCCESS) return cublas_error(s, "cublasSetStream");
+    if (auto s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) return ::hb::cuda::failure(s, "cublasCreate");
+    if (auto s = cublasSetStream(cublas_, stream_); s != CUBLAS_STATUS_SUCCESS) return ::hb::cuda::failure(s, "cublasSetStream");
     return {};
   }
 
@@ -153,7 +143,7 @@ class CudaScorer final : public SamScorer {
       if (auto s = cublasDgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, count, static_cast<int>(n), dims, &one,
                                references_.as<double>(), dims, x_.as<double>(), dims, &zero, dots_.as<double>(), count);
           s != CUBLAS_STATUS_SUCCESS)
-        return cublas_error(s, "cublasDgemm");
+        return ::hb::cuda::failure(s, "cublasDgemm");
       k::ScoreOutputs part_out = outputs;
       part_out.best += p0;
       part_out.best_score += p0;
