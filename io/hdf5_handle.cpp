@@ -2,6 +2,7 @@
 
 #include <sys/statvfs.h>
 
+#include <atomic>
 #include <cctype>
 
 namespace hb::io::h5 {
@@ -30,6 +31,13 @@ std::string operating_system_cause(const std::string& detail) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool> file_close_failed{false};
+}  // namespace
+
+void note_failed_file_close() { file_close_failed = true; }
+bool a_file_close_failed() { return file_close_failed; }
 
 PropertyList untimed(hid_t property_class) {
   PropertyList properties(H5Pcreate(property_class));

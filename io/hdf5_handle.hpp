@@ -11,6 +11,12 @@
 
 namespace hb::io::h5 {
 
+// A file whose H5Fclose failed (its metadata flush, on a full disk) stays in HDF5's
+// tables, and HDF5 crashes closing it again when MPI ends. The CLI asks whether that
+// happened and then exits without ending MPI (src/cli/main.cpp).
+void note_failed_file_close();
+bool a_file_close_failed();
+
 // Owns one hid_t and closes it with Close (H5Fclose, H5Dclose, ...).
 template <herr_t (*Close)(hid_t)>
 class Handle {
@@ -37,6 +43,9 @@ class Handle {
   bool reset() {
     if (!valid()) return true;
     const herr_t status = Close(std::exchange(id_, H5I_INVALID_HID));
+    if constexpr (Close == &H5Fclose) {
+      if (status < 0) note_failed_file_close();
+    }
     return status >= 0;
   }
 

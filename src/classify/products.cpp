@@ -145,7 +145,9 @@ class Hdf5Files final : public ProductFiles {
       if (source >= 0) H5Fclose(source);
     }
     H5Pclose(lcpl);
-    if (H5Fclose(target) < 0 && status.ok())
+    const bool closed = H5Fclose(target) >= 0;
+    if (!closed) io::h5::note_failed_file_close();
+    if (!closed && status.ok())
       status = io_error(final_, "cannot close the class map file: " + io::h5::hdf5_error_detail(staged_[0], kRoom));
     return status;
   }

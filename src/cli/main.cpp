@@ -3,12 +3,15 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "io/hdf5_handle.hpp"
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/cli/commands.hpp"
@@ -83,6 +86,17 @@ int report_parse_error(const CLI::ParseError& e, CLI::App& app, int argc, char**
 
 }  // namespace
 
+namespace {
+
+// HDF5 ends itself when MPI ends and crashes on a file whose close failed (a full
+// disk): such a run exits here, its error already printed, without ending MPI.
+[[noreturn]] void exit_without_ending_hdf5(int code) {
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
@@ -146,6 +160,7 @@ int main(int argc, char** argv) {
                  status.error().line());
     else
       fmt::print(stderr, "hyperbatch: error: {}\n", status.error().line());
+    if (hb::io::h5::a_file_close_failed()) exit_without_ending_hdf5(status.error().exit_code());
     return status.error().exit_code();
   }
   return hb::cli::kExitUsage;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -19,6 +20,14 @@ namespace {
 // do); the thread reading it does the rest. A handler rather than a blocked mask and
 // sigwait, because threads that MPI and CUDA start may unblock signals for themselves.
 int wake_fd = -1;
+bool say_so = true;  // under a launcher, only the first rank prints the stop line
+
+// The rank the launcher gave this process (mpirun, srun), 0 without one.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
+}
 
 void on_signal(int signal) {
   const int saved = errno;
@@ -31,7 +40,8 @@ void on_signal(int signal) {
 // destructors run from here could wait on them.
 [[noreturn]] void stop(int signal) {
   const int removed = io::remove_live_temporaries();
-  fmt::print(stderr, "hyperbatch: stopped by SIG{} (pid {}); removed {} temporary file{}\n", sigabbrev_np(signal),
+  if (say_so)
+    fmt::print(stderr, "hyperbatch: stopped by SIG{} (pid {}); removed {} temporary file{}\n", sigabbrev_np(signal),
              ::getpid(), removed, removed == 1 ? "" : "s");
   std::fflush(stderr);
   ::_exit(128 + signal);
@@ -43,6 +53,7 @@ void stop_cleanly_on_signals() {
   int fds[2];
   if (::pipe(fds) != 0) return;  // no pipe, no clean stop: the default action still stops the process
   wake_fd = fds[1];
+  say_so = launcher_rank() == 0;
   std::thread([read_fd = fds[0]] {
     unsigned char byte = 0;
     while (::read(read_fd, &byte, 1) != 1) {

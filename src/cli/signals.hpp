@@ -1,7 +1,7 @@
 // SIGINT and SIGTERM stop the process within a second, wherever it is (a collective, a
 // device wait, a write): their handler wakes a thread that removes this process's
-// temporaries (io::remove_live_temporaries), logs one line and exits with 128 + the
-// signal's number.
+// temporaries (io::remove_live_temporaries), logs one line (the first rank only, under
+// a launcher that signals every rank) and exits with 128 + the signal's number.
 #pragma once
 
 namespace hb::cli {

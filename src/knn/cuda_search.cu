@@ -40,7 +40,7 @@ namespace kk = hb::kernels::knn;
 
 // fast: inner-product slabs (at most a quarter of the work budget). Warp path: 16384 x
 // 8192, 512 MiB, whose SGEMM runs within 6 % of its rate on a whole chunk (H200,
-// d = 224; the 32 MiB, L2-sized slabs of 1320 rows used before ran 30 % below it).
+// d = 224; L2-sized 32 MiB slabs of 1320 rows run 30 % below it).
 // Block path: eight waves of its kernel (4224 rows on an H200) by up to 2 GiB, a whole
 // 10^5-row chunk: against two waves by 512 MiB, k = 200 to 4096 ran 10-21 % faster at
 // d = 224 (fewer, larger SGEMMs; a shorter tail of straggling rows per launch).

@@ -230,7 +230,10 @@ Status add_stats_group(const std::string& file_path, const std::string& output, 
   if (H5Lexists(file.get(), "/cube", H5P_DEFAULT) > 0 && H5Lexists(file.get(), "/components", H5P_DEFAULT) == 0 &&
       H5Lcreate_soft("/cube", file.get(), "/components", H5P_DEFAULT, H5P_DEFAULT) < 0)
     return io_error(output, "cannot link /components");
-  if (H5Fclose(file.release()) < 0) return io_error(output, "cannot add the statistics: " + io::h5::hdf5_error_detail());
+  if (H5Fclose(file.release()) < 0) {
+    io::h5::note_failed_file_close();
+    return io_error(output, "cannot add the statistics: " + io::h5::hdf5_error_detail());
+  }
   return {};
 }
 

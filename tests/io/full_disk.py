@@ -84,7 +84,8 @@ def check_every_output(args, d, full):
                     f"{what}: exit {proc.returncode}, expected 4\n{proc.stderr[-3000:]}"
                 assert "Segmentation fault" not in proc.stderr, f"{what}: crashed\n{proc.stderr[-3000:]}"
                 assert errors and all("no space left" in line for line in errors), f"{what}: {proc.stderr[-3000:]}"
-                assert len(errors) == ranks, f"{what}: one error line a rank\n{proc.stderr[-3000:]}"
+                # At most one line a rank: mpirun stops the ranks still running once one has exited.
+                assert 1 <= len(errors) <= ranks, f"{what}: one error line a rank\n{proc.stderr[-3000:]}"
                 assert any(full + os.sep in line and ".tmp." not in line for line in errors), \
                     f"{what}: the error names no output\n{proc.stderr[-3000:]}"
                 if name == "mnf --components":
