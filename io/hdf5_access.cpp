@@ -1,8 +1,8 @@
 #include "io/hdf5_access.hpp"
 
-#include "mpi/agree.hpp"
-
 #include <cstdint>
+
+#include "mpi/agree.hpp"
 
 namespace hb::io::h5 {
 

@@ -1,13 +1,12 @@
 #include "mpi/device_comm.hpp"
 
-#include "src/base/cuda_error.hpp"
-
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <string>
 
 #include "mpi/agree.hpp"
+#include "src/base/cuda_error.hpp"
 
 namespace hb::mpi {
 
