@@ -13,14 +13,13 @@ int top_class(std::span<const std::uint16_t> truth) {
 
 EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::span<const std::int64_t> train,
                                  int class_names, std::int64_t samples, bool keep_pixels)
-    : EvaluationTally(truth, 0, top_class(truth), train, class_names, samples) {
-  keep_pixels_ = keep_pixels;
-}
+    : EvaluationTally(truth, 0, top_class(truth), train, class_names, samples, keep_pixels) {}
 
 // Room for every class id in the raster.
 EvaluationTally::EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class,
-                                 std::span<const std::int64_t> train, int class_names, std::int64_t samples)
-    : truth_(truth), first_pixel_(first_pixel), train_(train), samples_(samples), keep_pixels_(false),
+                                 std::span<const std::int64_t> train, int class_names, std::int64_t samples,
+                                 bool keep_pixels)
+    : truth_(truth), first_pixel_(first_pixel), train_(train), samples_(samples), keep_pixels_(keep_pixels),
       matrix_(top_class < 0 ? 0 : std::max(class_names, top_class + 1)) {}
 
 void EvaluationTally::add(RowRange rows, std::span<const std::uint16_t> labels,

@@ -23,7 +23,8 @@ class EvaluationTally {
   // (the rows it classifies; none for an empty block), and `top_class` is the largest id
   // of the whole raster (-1: no truth), so that every rank's matrix has the same shape.
   EvaluationTally(std::span<const std::uint16_t> truth, std::int64_t first_pixel, int top_class,
-                  std::span<const std::int64_t> train, int class_names, std::int64_t samples);
+                  std::span<const std::int64_t> train, int class_names, std::int64_t samples,
+                  bool keep_pixels = false);
 
   // Each row once; pixels() ascend when the rows come in order. `labels`: the rows'
   // class map, raster order; `classified`: its pixels that were classified (not

@@ -1,6 +1,8 @@
-// Classification of a whole scene, tile by tile: features -> KnnSearch over every
-// training chunk (running top-k) -> vote -> rows handed to a sink. Works on any
-// io::Cube, so tests drive it with in-memory scenes.
+// Classification of a block of scene rows, tile by tile: features -> KnnSearch over
+// every training chunk (running top-k) -> vote -> rows handed to a sink. One loop for
+// one rank and for many: the training chunks (training_chunks.hpp) are a rank's own or
+// come round from the others. Works on any io::Cube, so tests drive it with in-memory
+// scenes.
 #pragma once
 
 #include <cstdint>
@@ -8,10 +10,12 @@
 #include <span>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/dedup/dedup.hpp"
 #include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
+#include "src/knn/training_chunks.hpp"
 #include "src/knn/vote.hpp"
 
 namespace hb::knn {
@@ -62,6 +66,26 @@ struct ClassifyStats {
 std::int64_t tile_rows_for_budget(const io::CubeInfo& info, std::int64_t dims, int k, bool neighbors,
                                   std::int64_t tile_budget_bytes);
 
+// What a rank classifies: its block of scene rows against its training chunks.
+struct BlockInput {
+  const io::Cube* scene = nullptr;
+  const classify::BandSelection* selection = nullptr;
+  std::span<const std::uint16_t> labels;  // every training row's class (2 bytes a row: all ranks hold them)
+  int classes = 0;
+  std::span<const double> shift;          // the training shift, applied to the queries
+  RowRange block;                         // this rank's query rows
+  std::function<void(std::int64_t, std::int64_t)> progress;  // (rows done, rows) of the block
+  SinkThread sink_thread = SinkThread::caller;
+};
+
+// Collective. Where ranks must keep in step (the ring hands shards on every tile; HDF5
+// outputs, written in the caller's thread, are written collectively) every rank makes
+// the same number of sink calls, empty ones past its own rows. Counts in the result are
+// summed over ranks.
+Result<ClassifyStats> classify_block(const BlockInput& in, TrainingChunks& training, const ClassifyOptions& options,
+                                     const RowSink& sink, const mpi::Comm& comm);
+
+// One rank, the whole scene, the training set prepared on this rank.
 Result<ClassifyStats> classify_scene(const io::Cube& scene, const classify::BandSelection& selection,
                                      const classify::TrainingSet& training, const PreparedTraining& prepared,
                                      const ClassifyOptions& options, const RowSink& sink,

@@ -7,6 +7,7 @@
 
 namespace hb::knn {
 
-Result<KnnJobResult> run_on_mnf_components(const KnnJob& job, const ProgressFn& progress);
+// Collective over `comm`: the components are written and classified by every rank.
+Result<KnnJobResult> run_on_mnf_components(const KnnJob& job, const mpi::Comm& comm, const ProgressFn& progress);
 
 }  // namespace hb::knn

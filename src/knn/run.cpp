@@ -4,20 +4,20 @@
 
 #include <fmt/core.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
-#include <type_traits>
 #include <utility>
 
 #include "io/file_identity.hpp"
+#include "mpi/agree.hpp"
+#include "src/backend/rank_backend.hpp"
 #include "src/base/parallel_for.hpp"
-#include "src/classify/class_raster.hpp"
+#include "src/base/stopwatch.hpp"
 #include "src/classify/evaluation.hpp"
-#include "src/classify/scene_pass.hpp"
 #include "src/classify/training_file.hpp"
 #include "src/knn/mnf_features.hpp"
 #include "src/knn/outputs.hpp"
+#include "src/knn/rank_draw.hpp"
+#include "src/knn/rank_training.hpp"
 
 namespace hb::knn {
 namespace {
@@ -55,32 +55,38 @@ Status check_job(const KnnJob& job) {
   return {};
 }
 
-// What the scene passes need: the scene, its feature bands, a tile height.
-struct SceneContext {
-  std::unique_ptr<io::Cube> cube;
-  classify::BandSelection selection;
-  std::int64_t tile_rows = 1;
-};
+classify::ConfusionMatrix summed(const classify::ConfusionMatrix& mine, const mpi::Comm& comm) {
+  const int n = mine.classes();
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  for (int t = 0; t < n; ++t)
+    for (int p = 0; p < n; ++p) counts[static_cast<std::size_t>(t * n + p)] = mine.at(t, p);
+  comm.allreduce_sum(counts);
+  classify::ConfusionMatrix all(n);
+  for (int t = 0; t < n; ++t)
+    for (int p = 0; p < n; ++p)
+      if (const auto c = counts[static_cast<std::size_t>(t * n + p)]; c > 0) all.add(t, p, c);
+  return all;
+}
 
-Result<classify::TrainingSet> draw_from_truth(const KnnJob& job, SceneContext& s,
-                                              const std::vector<std::uint16_t>& truth, const io::Metadata& truth_meta) {
-  auto train = classify::training_pixels(
-      truth, job.split,
-      [&](std::span<const std::int64_t> pixels) {
-        return classify::pixel_validity(*s.cube, s.selection, pixels, s.tile_rows);
-      },
-      [&] { return classify::validity_mask(*s.cube, s.selection, s.tile_rows); });
-  if (!train) return train.error();
-  if (train->empty()) return bad_input(job.truth, "data", "no labelled pixel with usable scene data");
-  auto features = classify::gather_features(*s.cube, s.selection, *train, s.tile_rows);
-  if (!features) return features.error();
-  classify::TrainingSet training;
-  training.features = classify::memory_training_source(std::move(*features), s.selection.dims(), job.scene);
-  for (const auto p : *train) training.labels.push_back(truth[static_cast<std::size_t>(p)]);
-  training.pixels = std::move(*train);
-  training.wavelength = s.selection.wavelength;
-  training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-  return training;
+// The split's files (--export-split, --save-training), written by the first rank.
+Status write_split_files(const KnnJob& job, const RunReport& report, const io::CubeShape& shape,
+                         const RankTraining& training, const classify::EvaluationTally& tally, const mpi::Comm& comm) {
+  Status written;
+  if (!job.export_split.empty()) {
+    auto pixels = gathered(Result<std::vector<std::int64_t>>(tally.pixels()), comm);
+    if (!pixels) return pixels.error();
+    if (comm.is_root())
+      written = write_split(job.export_split, report, shape, training.set.pixels, training.set.labels, *pixels);
+  }
+  if (!job.save_training.empty()) {
+    auto rows = all_training_rows(training, comm);
+    if (!rows) return rows.error();
+    if (comm.is_root() && written.ok())
+      written = classify::write_training_file(job.save_training,
+                                              {*rows, training.set.features->dims(), training.set.labels,
+                                               training.set.pixels, training.set.wavelength, &report.classes});
+  }
+  return mpi::agree(written, comm);
 }
 
 }  // namespace
@@ -113,104 +119,82 @@ RunReport job_report(const KnnJob& job, const classify::TrainingSet& training, c
 
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) {
   HB_TRY(check_job(job));
-  if (const auto ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world(); ranks.is_parallel())
-    return run_knn_job_ranks(job, ranks, progress);
+  const mpi::Comm comm = job.comm != nullptr ? *job.comm : mpi::Comm::world();
   if (job.features.kind == classify::FeatureSpec::Kind::mnf && job.features_scene.empty())
-    return run_on_mnf_components(job, progress);
-  SceneContext s;
+    return run_on_mnf_components(job, comm, progress);
+  // The host passes below share this node's cores with its other ranks. The GPU is bound
+  // after them: binding waits for this rank's CUDA context, which main's warm-up thread
+  // makes meanwhile (0.3 s of every two-GPU run went to waiting for it here).
+  share_host_threads(mpi::placement(comm).local_size);
   auto cube = io::open_cube(job.features_scene.empty() ? job.scene : job.features_scene);
-  if (!cube) return cube.error();
-  s.cube = std::move(*cube);
-  const auto& shape = s.cube->info().shape;
-  s.selection = classify::select_good_bands(s.cube->info());
-  if (s.selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
-  s.tile_rows = job_tile_rows(job, s.cube->info(), s.selection.dims());
+  HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
+  const auto& info = (*cube)->info();
+  const auto& shape = info.shape;
+  const classify::BandSelection selection = classify::select_good_bands(info);
+  if (selection.dims() == 0) return bad_input(job.scene, "bbl", "every band is marked bad");
+  const std::int64_t tile_rows = job_tile_rows(job, info, selection.dims());
 
-  // Truth, validity, split (or the training file).
-  auto clock = std::chrono::steady_clock::now();
-  const auto lap = [&clock] {
-    const auto now = std::chrono::steady_clock::now();
-    return std::chrono::duration<double>(now - std::exchange(clock, now)).count();
-  };
-  std::vector<std::uint16_t> truth;
-  io::Metadata truth_meta;
-  if (!job.truth.empty()) {
-    auto truth_cube = io::open_cube(job.truth);
-    if (!truth_cube) return truth_cube.error();
-    auto ids = classify::read_class_raster(**truth_cube, shape);
-    if (!ids) return ids.error();
-    truth = std::move(*ids);
-    truth_meta = (*truth_cube)->info().meta;
-    spdlog::info("knn: truth read {:.3f} s", lap());
-  }
-  classify::TrainingSet training;
-  if (job.train_file.empty()) {
-    auto drawn = draw_from_truth(job, s, truth, truth_meta);
-    if (!drawn) return drawn.error();
-    training = std::move(*drawn);
-    spdlog::info("knn: split and training features {:.3f} s", lap());
-  } else {
-    auto t = classify::read_training_file(job.train_file);
-    if (!t) return t.error();
-    training = std::move(*t);
-    if (training.classes.names.empty()) training.classes = {truth_meta.class_names, truth_meta.class_lookup};
-  }
-  HB_TRY(classify::check_compatible(training, s.selection, job.scene));
-  spdlog::info("knn: {} training rows, {} features", training.count(), s.selection.dims());
-
-  auto prepared = PreparedTraining::prepare(*training.features, job.classify.metric, job.train_chunk_rows,
-                                            job.train_cache_bytes);
-  if (!prepared) return prepared.error();
-  if (job.classify.k > prepared->count())
+  Stopwatch clock;
+  auto truth = read_truth_share(job, shape, comm);
+  if (!truth) return truth.error();
+  const double truth_seconds = clock.lap();
+  auto training = rank_training(job, **cube, selection, tile_rows, *truth, comm);
+  if (!training) return training.error();
+  const double training_seconds = clock.lap();
+  if (job.classify.k > training->rows())
     return Error{ErrorKind::usage, {}, "-k",
-                 fmt::format("k = {} but the training set has only {} rows", job.classify.k, prepared->count())};
+                 fmt::format("k = {} but the training set has only {} rows", job.classify.k, training->rows())};
+  auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
+  if (!device) return device.error();
+  auto search = searchable(*training, job, comm);
+  if (!search) return search.error();
 
   KnnJobResult result;
   RunReport& report = result.report;
-  report = job_report(job, training, truth_meta, training.count());
-
-  OutputRequest request{job.output, &s.cube->info(), job.scene, report.classes, job.classify.k, job.classify.neighbors,
+  report = job_report(job, training->set, truth->meta, training->rows());
+  OutputRequest request{job.output, &info, job.scene, report.classes, job.classify.k, job.classify.neighbors,
                         fmt::format("hyperbatch knn of {} (k = {}, {}, {} weights)", job.scene, job.classify.k,
-                                    metric_name(job.classify.metric), weights_name(job.classify.weights))};
+                                    metric_name(job.classify.metric), weights_name(job.classify.weights)),
+                        &comm};
   auto outputs = create_knn_outputs(request);
-  if (!outputs) return outputs.error();
+  HB_TRY(mpi::agree(outputs ? Status{} : Status{outputs.error()}, comm));
+  auto block = query_block(**cube, selection, tile_rows, training->valid, comm);
+  if (!block) return block.error();
+  HB_TRY(hold_truth_rows(*truth, *block, job.truth, shape, comm));
+  spdlog::info("knn rank {}: truth {:.3f} s, training {:.3f} s, set-up and blocks {:.3f} s", comm.rank(),
+               truth_seconds, training_seconds, clock.lap());
 
-  // Confusion matrix over the evaluation pixels, filled as rows come out.
   // A training file's pixels are another scene's: every labelled pixel is evaluated.
-  const std::span<const std::int64_t> drawn = job.train_file.empty() ? training.pixels : std::span<const std::int64_t>{};
-  classify::EvaluationTally tally(truth, drawn, static_cast<int>(report.classes.names.size()), shape.samples,
+  const auto& set = training->set;
+  const std::span<const std::int64_t> drawn = job.train_file.empty() ? set.pixels : std::span<const std::int64_t>{};
+  classify::EvaluationTally tally(truth->ids, truth->rows.begin * shape.samples, truth->top_class, drawn,
+                                  static_cast<int>(report.classes.names.size()), shape.samples,
                                   !job.export_split.empty());
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     HB_TRY((*outputs)->write(rows));
     tally.add(rows.rows, rows.labels, rows.classified);
     return {};
   };
-  lap();
-  auto stats = classify_scene(*s.cube, s.selection, training, *prepared, job.classify, sink, progress,
-                              (*outputs)->sink_thread());
+  const BlockInput in{&**cube, &selection, set.labels, set.class_count(), search->shift, *block,
+                      progress, (*outputs)->sink_thread()};
+  auto stats = classify_block(in, *search->chunks, job.classify, sink, comm);
   if (!stats) return stats.error();
-  spdlog::info("knn: classification pass {:.3f} s ({} evaluation pixels)", lap(), tally.matrix().total());
-  spdlog::info("knn: dedup {}: ran on {} of {} tiles, {} of {} classified pixels were duplicates ({:.1f} %)",
-               dedup::mode_name(job.classify.dedup), stats->deduped_tiles, stats->tiles, stats->duplicates,
-               stats->classified, stats->classified ? 100.0 * double(stats->duplicates) / double(stats->classified) : 0.0);
+  spdlog::info("knn: classification pass {:.3f} s; dedup {}: ran on {} of {} tiles, {} of {} classified pixels were "
+               "duplicates", clock.lap(), dedup::mode_name(job.classify.dedup), stats->deduped_tiles, stats->tiles,
+               stats->duplicates, stats->classified);
   HB_TRY((*outputs)->commit());
-  spdlog::info("knn: outputs committed {:.3f} s", lap());
+  if (comm.is_root()) spdlog::info("knn outputs committed: {:.3f} s", clock.lap());
   report.stats = *stats;
   report.outputs = (*outputs)->paths();
-  if (tally.matrix().total() > 0) report.matrix = tally.matrix();
-
-  if (report.matrix || !job.report.empty()) {
+  if (truth->top_class >= 0)
+    if (auto all = summed(tally.matrix(), comm); all.total() > 0) report.matrix = std::move(all);
+  Status written;
+  if ((report.matrix || !job.report.empty()) && comm.is_root()) {
     result.report_paths = job_report_paths(job);
-    HB_TRY(write_reports(report, *result.report_paths));
+    written = write_reports(report, *result.report_paths);
   }
-  if (!job.export_split.empty())
-    HB_TRY(write_split(job.export_split, report, shape, training.pixels, training.labels, tally.pixels()));
-  if (!job.save_training.empty()) {
-    std::vector<float> rows(static_cast<std::size_t>(training.count() * training.features->dims()));
-    HB_TRY(training.features->read(0, training.count(), rows.data()));
-    HB_TRY(classify::write_training_file(job.save_training, {rows, training.features->dims(), training.labels,
-                                                             training.pixels, training.wavelength, &report.classes}));
-  }
+  HB_TRY(mpi::agree(written, comm));
+  HB_TRY(write_split_files(job, report, shape, *training, tally, comm));
   return result;
 }
 

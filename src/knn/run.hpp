@@ -49,9 +49,12 @@ struct KnnJobResult {
 
 using ProgressFn = std::function<void(std::int64_t, std::int64_t)>;
 
-// Under mpirun/srun with several ranks this hands over to run_knn_job_ranks.
+// Collective over job.comm (the world when null): one rank is the special case of many.
+// Each rank draws the same split from its share of the truth raster (rank_draw.hpp),
+// holds the features of its shard of the training rows (rank_training.hpp) and
+// classifies a block of rows balanced by valid pixels. Reports come from the first rank
+// with counts summed over ranks.
 Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress = {});
-Result<KnnJobResult> run_knn_job_ranks(const KnnJob& job, const mpi::Comm& comm, const ProgressFn& progress = {});
 
 // Scene rows per tile: --tile-rows, or from the memory budget.
 std::int64_t job_tile_rows(const KnnJob& job, const io::CubeInfo& info, std::int64_t dims);

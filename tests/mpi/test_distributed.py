@@ -235,6 +235,32 @@ def part_knn_training_file(run, d):
                    "confidence": np.fromfile(f"{base}_confidence.img", dtype="<f4"),
                    "matrix": np.array(accuracy["confusion_matrix"])}
             checks += reference.check(got, f"training file, {ranks} ranks, {tile_rows} rows")
+    return checks + part_knn_split_files(run, d)
+
+
+def part_knn_split_files(run, d):
+    """--save-training, --export-split and --features mnf:N under any rank count: the
+    saved training rows, the exported split and the class map on MNF features are the
+    same as on one rank."""
+    import json
+    reference, checks = Reference(), 0
+    for ranks in RANKS:
+        base = f"{d}/ks_{ranks}"
+        run.mpi(ranks, "knn", f"{d}/s.hdr", "--truth", f"{d}/s_truth.hdr", "--train-fraction", 0.2, "-k", 3,
+                "-o", f"{base}.hdr", "--save-training", f"{base}_train.h5", "--export-split", f"{base}_split.json")
+        run.mpi(ranks, "knn", f"{d}/s.hdr", "--truth", f"{d}/s_truth.hdr", "--train-per-class", 15, "-k", 3,
+                "--features", "mnf:4", "-o", f"{base}_mnf.h5")
+        with h5py.File(f"{base}_train.h5") as f:
+            got = {f"train/{k}": f["train"][k][()] for k in ("features", "labels", "pixels")}
+        with h5py.File(f"{base}_mnf.h5") as f:
+            got["mnf cube"] = f["cube"][()]
+        with open(f"{base}_split.json") as f:
+            split = json.load(f)
+        got["split"] = np.frombuffer(json.dumps(split, sort_keys=True).encode(), dtype=np.uint8)
+        got["cube"] = np.fromfile(f"{base}.img", dtype=np.uint8)
+        checks += reference.check(got, f"split files and MNF features, {ranks} ranks")
+    leftovers = [n for n in os.listdir(d) if n.startswith(".ks_")]
+    assert not leftovers, f"temporary MNF features left behind: {leftovers}"
     return checks
 
 
