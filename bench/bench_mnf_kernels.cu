@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   add("convert_center", "f64, 2-stage sums", raw_b + mat_b + n, 0, 0,
       [&] { CHECK(convert_center_f64(tile, rules, valid, mean, M, dm, ws, moments_ws, nullptr)); });
   const std::pair<NoiseEstimator, const char*> estimators[] = {
-      {NoiseEstimator::diff, "diff"}, {NoiseEstimator::mean3x3, "mean3x3"}, {NoiseEstimator::median3x3, "median3x3"}};
+      {estimator_id<DiffNoise>(), "diff"}, {estimator_id<Mean3x3Noise>(), "mean3x3"}, {estimator_id<Median3x3Noise>(), "median3x3"}};
   for (const auto& [e, name] : estimators)
     add("noise_residuals", name, raw_b + mat_b + n, 0, 0, [&, e = e] {
       CHECK(noise_residuals_f64(tile, rules, valid, e, NoiseWindow{}, M, dm, ws, moments_ws, nullptr));

@@ -5,7 +5,6 @@
 #include <type_traits>
 
 #include "kernels/mnf/detail/row_fill.cuh"
-#include "kernels/mnf/median9.hpp"
 
 namespace hb::kernels::mnf {
 namespace {
@@ -52,7 +51,7 @@ __global__ void add_partial_sums(const double* __restrict__ partial, std::int64_
   sum[k] += total;
 }
 
-template <class T, NoiseEstimator E>
+template <class T, class E>
 struct NoiseOp {
   const T* raw;
   const std::uint8_t* valid;
@@ -74,38 +73,14 @@ struct NoiseOp {
     const std::int64_t held = (row - held_row0) * samples + col;
     if (row < first_row || row >= last_row || col < col_begin || col >= col_end) return {false, held};
     bool ok = true;
-    if constexpr (E == NoiseEstimator::diff) {
-      ok = usable(row, col) && usable(row + 1, col + 1);
-    } else {
-      for (int dr = -1; dr <= 1; ++dr)
-        for (int dc = -1; dc <= 1; ++dc) ok = ok && usable(row + dr, col + dc);
-    }
+    for (int i = 0; i < E::kTaps; ++i) ok = ok && usable(row + E::tap(i).row, col + E::tap(i).col);
     return {ok, held};
   }
-  __device__ double at(std::int64_t held, int b) const { return static_cast<double>(raw[held * bands + b]); }
   __device__ double value(const HeldPixel& px, int, int b) const {
-    const std::int64_t h = px.held;
-    if constexpr (E == NoiseEstimator::diff) {
-      return at(h, b) - at(h + samples + 1, b);
-    } else {
-      return window3x3(h, b);
-    }
-  }
-  __device__ double window3x3(std::int64_t h, int b) const {
-    // The 3x3 window in row-major order; index 4 is the centre.
-    double v[9];
-#pragma unroll
-    for (int i = 0; i < 9; ++i) v[i] = at(h + (i / 3 - 1) * samples + (i % 3 - 1), b);
-    if constexpr (E == NoiseEstimator::mean3x3) {
-      // Same order as the CPU reference, so integer and float data agree bit for bit.
-      double ref = 0.0;
-#pragma unroll
-      for (int i = 0; i < 9; ++i) ref += i == 4 ? 0.0 : v[i];
-      ref /= 8.0;
-      return v[4] - ref;
-    } else {
-      return v[4] - median9(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]);
-    }
+    // Constant taps: the values stay in registers once the residual is inlined.
+    return E::residual([&](int i) {
+      return static_cast<double>(raw[(px.held + E::tap(i).row * samples + E::tap(i).col) * bands + b]);
+    });
   }
 };
 
@@ -143,11 +118,11 @@ LaunchStatus fill_with_sums(const Op& op, int nb, std::int64_t rows, double* out
   return LaunchStatus::from(cudaGetLastError());
 }
 
-template <class T, NoiseEstimator E>
+template <class T, class E>
 LaunchStatus launch_noise(const TileView& tile, const PixelRules& rules, const std::uint8_t* valid,
                           const NoiseWindow& window, double* R, DeviceMoments m, void* workspace,
                           cudaStream_t stream) {
-  const NoiseHalo halo = noise_halo(E);
+  constexpr Reach reach = reach_of<E>();
   const std::int64_t held_end = tile.held_row0 + tile.held_rows;
   NoiseOp<T, E> op{static_cast<const T*>(tile.data),
                    valid,
@@ -156,10 +131,10 @@ LaunchStatus launch_noise(const TileView& tile, const PixelRules& rules, const s
                    tile.samples,
                    tile.held_row0,
                    tile.core_row0,
-                   std::max(tile.core_row0, tile.held_row0 + halo.above),
-                   std::min(tile.core_row0 + tile.core_rows, held_end - halo.below),
-                   E == NoiseEstimator::diff ? 0 : 1,
-                   tile.samples - 1,
+                   std::max(tile.core_row0, tile.held_row0 + reach.above),
+                   std::min(tile.core_row0 + tile.core_rows, held_end - reach.below),
+                   reach.left,
+                   tile.samples - reach.right,
                    window};
   return fill_with_sums(op, rules.nb, tile.core_pixels(), R, m, workspace, stream);
 }
@@ -210,25 +185,16 @@ LaunchStatus noise_residuals_f64(const TileView& tile, const PixelRules& rules, 
   const std::int64_t rows = tile.core_pixels();
   if (auto s = check_moments(moments, workspace, workspace_bytes, rows, rules.nb); !s) return s;
   if (rows > 0 && !R) return LaunchStatus::invalid("R");
-  // The halo the estimator reads must be held wherever the scene has it.
-  const NoiseHalo halo = noise_halo(estimator);
-  const std::int64_t core_end = tile.core_row0 + tile.core_rows;
-  if (tile.held_row0 + tile.held_rows < std::min(tile.lines, core_end + halo.below) ||
-      tile.held_row0 > std::max<std::int64_t>(0, tile.core_row0 - halo.above))
-    return LaunchStatus::invalid("tile halo: the noise estimator needs rows the tile does not hold");
-  return visit_data_type(tile.type, [&](auto zero) {
-    using T = decltype(zero);
-    switch (estimator) {
-      case NoiseEstimator::diff:
-        return launch_noise<T, NoiseEstimator::diff>(tile, rules, valid_held, window, R, moments, workspace, stream);
-      case NoiseEstimator::mean3x3:
-        return launch_noise<T, NoiseEstimator::mean3x3>(tile, rules, valid_held, window, R, moments, workspace,
-                                                        stream);
-      case NoiseEstimator::median3x3:
-        break;
-    }
-    return launch_noise<T, NoiseEstimator::median3x3>(tile, rules, valid_held, window, R, moments, workspace,
-                                                      stream);
+  return visit_estimator(estimator, [&]<class E>(E) {
+    // The rows the taps reach must be held wherever the scene has them.
+    constexpr Reach reach = reach_of<E>();
+    const std::int64_t core_end = tile.core_row0 + tile.core_rows;
+    if (tile.held_row0 + tile.held_rows < std::min(tile.lines, core_end + reach.below) ||
+        tile.held_row0 > std::max<std::int64_t>(0, tile.core_row0 - reach.above))
+      return LaunchStatus::invalid("tile halo: the noise estimator needs rows the tile does not hold");
+    return visit_data_type(tile.type, [&](auto zero) {
+      return launch_noise<decltype(zero), E>(tile, rules, valid_held, window, R, moments, workspace, stream);
+    });
   });
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/mnf/noise_estimators.hpp"
 #include "kernels/mnf/types.cuh"
 
 namespace hb::kernels::mnf {
@@ -31,12 +32,9 @@ LaunchStatus convert_center_f64(const TileView& tile, const PixelRules& rules, c
                                 std::size_t workspace_bytes, cudaStream_t stream);
 
 // R[p][k] = the residual owned by core pixel p (FP64, row-major [core pixels x nb]), or
-// a zero row where p owns none (outside the estimator's domain or window, or reading an
-// excluded pixel). Ownership: diff r(row, col) = x(row, col) - x(row+1, col+1) for
-// row+1 < lines, col+1 < samples; mean3x3 / median3x3 r = x(row, col) - mean of the 8
-// neighbours / per-band median of the 3x3 window, for 1 <= row < lines-1 and
-// 1 <= col < samples-1. The tile must hold noise_halo(estimator) rows around its core
-// where the scene has them (refused otherwise). Adds the number of residuals to
+// a zero row where p owns none (its estimator's taps reach outside the scene or the
+// window, or an excluded pixel; noise_estimators.hpp). The tile must hold the rows the
+// taps reach above and below its core where the scene has them (refused otherwise). Adds the number of residuals to
 // *moments.count and their column sums to moments.sum (no shift: residuals centre on 0).
 LaunchStatus noise_residuals_f64(const TileView& tile, const PixelRules& rules, const std::uint8_t* valid_held,
                                  NoiseEstimator estimator, const NoiseWindow& window, double* R,

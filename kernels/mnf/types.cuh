@@ -53,8 +53,6 @@ struct DeviceMoments {
   double* cross = nullptr;              // device [nb x nb]
 };
 
-enum class NoiseEstimator { diff, mean3x3, median3x3 };
-
 // Rows [row_begin, row_end) x columns [col_begin, col_end) of the scene: a residual is
 // skipped when any pixel it reads lies outside (the CPU's mnf::Window, --subset).
 struct NoiseWindow {
@@ -63,15 +61,6 @@ struct NoiseWindow {
   std::int64_t col_begin = std::numeric_limits<std::int64_t>::min();
   std::int64_t col_end = std::numeric_limits<std::int64_t>::max();
 };
-
-// Halo rows an estimator reads above and below the row that owns a residual.
-struct NoiseHalo {
-  int above = 0;
-  int below = 0;
-};
-inline NoiseHalo noise_halo(NoiseEstimator e) {
-  return e == NoiseEstimator::diff ? NoiseHalo{0, 1} : NoiseHalo{1, 1};
-}
 
 // What a launcher reports: success, a CUDA error, a cuBLAS error, or an argument the
 // launcher refused before enqueuing anything (`bad_argument` names it).

@@ -1,6 +1,5 @@
-// Noise residuals on the host: differences to a neighbour or to a 3x3 filter.
+// Noise residuals on the host, for every estimator of kernels/mnf/noise_estimators.hpp.
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "src/mnf/cpu_tile_ops.hpp"
@@ -15,45 +14,18 @@ bool usable(const WideRows& rows, const mnf::Window& window, std::int64_t row, s
   return window.contains(row, col) && rows.is_valid(row, col);
 }
 
-void diff_residuals(const WideRows& rows, const mnf::Window& window, std::int64_t row,
-                    detail::MomentAccumulator& acc) {
-  for (std::int64_t col = 0; col + 1 < rows.samples; ++col) {
-    if (!usable(rows, window, row, col) || !usable(rows, window, row + 1, col + 1)) continue;
-    const double* a = rows.pixel(row, col);
-    const double* b = rows.pixel(row + 1, col + 1);
+// The residuals of the pixels of `row` that own one under estimator E.
+template <class E>
+void residuals(const WideRows& rows, const mnf::Window& window, std::int64_t row, detail::MomentAccumulator& acc) {
+  constexpr auto reach = kernels::mnf::reach_of<E>();
+  for (std::int64_t col = reach.left; col + reach.right < rows.samples; ++col) {
+    bool all_usable = true;
+    for (int i = 0; i < E::kTaps; ++i) all_usable = all_usable && usable(rows, window, row + E::tap(i).row, col + E::tap(i).col);
+    if (!all_usable) continue;
+    const double* tapped[E::kTaps];
+    for (int i = 0; i < E::kTaps; ++i) tapped[i] = rows.pixel(row + E::tap(i).row, col + E::tap(i).col);
     double* slot = acc.next();
-    for (std::int64_t k = 0; k < rows.bands; ++k) slot[k] = a[k] - b[k];
-  }
-}
-
-bool window_usable(const WideRows& rows, const mnf::Window& window, std::int64_t row, std::int64_t col) {
-  for (std::int64_t dr = -1; dr <= 1; ++dr)
-    for (std::int64_t dc = -1; dc <= 1; ++dc)
-      if (!usable(rows, window, row + dr, col + dc)) return false;
-  return true;
-}
-
-void filter_residuals(const WideRows& rows, const mnf::Window& window, std::int64_t row, bool median,
-                      detail::MomentAccumulator& acc) {
-  std::array<double, 9> values{};
-  for (std::int64_t col = 1; col + 1 < rows.samples; ++col) {
-    if (!window_usable(rows, window, row, col)) continue;
-    double* slot = acc.next();
-    for (std::int64_t k = 0; k < rows.bands; ++k) {
-      std::size_t n = 0;
-      for (std::int64_t dr = -1; dr <= 1; ++dr)
-        for (std::int64_t dc = -1; dc <= 1; ++dc) values[n++] = rows.pixel(row + dr, col + dc)[k];
-      const double centre = values[4];
-      double reference = 0.0;
-      if (median) {
-        std::nth_element(values.begin(), values.begin() + 4, values.end());
-        reference = values[4];
-      } else {
-        for (std::size_t i = 0; i < 9; ++i) reference += i == 4 ? 0.0 : values[i];
-        reference /= 8.0;
-      }
-      slot[k] = centre - reference;
-    }
+    for (std::int64_t k = 0; k < rows.bands; ++k) slot[k] = E::residual([&](int i) { return tapped[i][k]; });
   }
 }
 
@@ -75,15 +47,12 @@ Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rul
   auto wide = detail::widen(tile, rules, held);
   if (!wide) return wide.error();
   detail::MomentAccumulator acc(noise);
-  // A residual belongs to the row of its top-left (diff) or centre (3x3) pixel.
+  // A residual belongs to the row of the pixel it is computed for (its tap (0, 0)).
   const std::int64_t first = std::max(core.begin, held.begin + halo.above);
   const std::int64_t last = std::min(core.end, held.end - halo.below);
-  for (std::int64_t row = first; row < last; ++row) {
-    if (config.estimator == mnf::NoiseEstimator::diff)
-      diff_residuals(*wide, config.window, row, acc);
-    else
-      filter_residuals(*wide, config.window, row, config.estimator == mnf::NoiseEstimator::median3x3, acc);
-  }
+  kernels::mnf::visit_estimator(config.estimator, [&]<class E>(E) {
+    for (std::int64_t row = first; row < last; ++row) residuals<E>(*wide, config.window, row, acc);
+  });
   return {};
 }
 

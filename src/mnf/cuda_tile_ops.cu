@@ -84,15 +84,6 @@ km::PixelRules rules_of(const mnf::PixelRules& rules, const int* device_bands) {
   return out;
 }
 
-km::NoiseEstimator estimator_of(mnf::NoiseEstimator e) {
-  switch (e) {
-    case mnf::NoiseEstimator::diff: return km::NoiseEstimator::diff;
-    case mnf::NoiseEstimator::mean3x3: return km::NoiseEstimator::mean3x3;
-    case mnf::NoiseEstimator::median3x3: return km::NoiseEstimator::median3x3;
-  }
-  return km::NoiseEstimator::diff;
-}
-
 }  // namespace
 
 MnfTileOps::MnfTileOps(std::unique_ptr<Backend> device)
@@ -332,7 +323,7 @@ Status MnfTileOps::accumulate_noise_moments(const io::Tile& tile, const mnf::Pix
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
-  HB_TRY(check(km::noise_residuals_f64(view, krules, valid_.as<std::uint8_t>(), estimator_of(config.estimator),
+  HB_TRY(check(km::noise_residuals_f64(view, krules, valid_.as<std::uint8_t>(), config.estimator,
                                        window_of(config.window), matrix_.as<double>(),
                                        {count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>()},
                                        workspace_.as<void>(), workspace_.bytes(), stream_),

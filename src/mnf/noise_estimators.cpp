@@ -1,25 +1,25 @@
 #include "src/mnf/noise_estimators.hpp"
 
-#include <algorithm>
 #include <array>
 
 namespace hb::mnf {
 namespace {
 
-constexpr std::array kEstimators{
-    NoiseEstimatorInfo{NoiseEstimator::diff, "diff", {0, 1}, 0.5,  // Var(a - b) = 2σ²
-                       "x(r,c) - x(r+1,c+1), covariance halved (SPy's noise_from_diffs('lowerright'))"},
-    NoiseEstimatorInfo{NoiseEstimator::mean3x3, "mean3x3", {1, 1}, 8.0 / 9.0,  // Var(x - mean of 8) = (1 + 1/8)σ²
-                       "x - mean of its 8 neighbours, covariance x 8/9 (white noise then gives the noise covariance)"},
-    NoiseEstimatorInfo{NoiseEstimator::median3x3, "median3x3", {1, 1}, 1.0,
-                       "x - per-band median of its 3x3 window, covariance unscaled (no closed-form factor; it "
-                       "underestimates white noise)"},
-};
+namespace km = kernels::mnf;
+
+constexpr auto kEstimators = [] {
+  std::array<NoiseEstimatorInfo, km::NoiseEstimators::size> table{};
+  km::for_each_estimator([&]<class E>(E, NoiseEstimator id) {
+    constexpr auto reach = km::reach_of<E>();
+    table[static_cast<std::size_t>(id)] = {id, E::name, {reach.above, reach.below}, E::covariance_scale,
+                                           E::description};
+  });
+  return table;
+}();
 
 const NoiseEstimatorInfo& info(NoiseEstimator estimator) {
-  const auto found = std::find_if(kEstimators.begin(), kEstimators.end(),
-                                  [&](const NoiseEstimatorInfo& e) { return e.estimator == estimator; });
-  return found != kEstimators.end() ? *found : kEstimators.front();
+  const auto i = static_cast<std::size_t>(estimator);
+  return i < kEstimators.size() ? kEstimators[i] : kEstimators.front();
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
-// The noise estimators of MNF, in one table (noise_estimators.cpp) that the command
-// line, the job-file parser and the statistics file read. A residual counts when every
-// pixel it reads is valid and inside the noise window, and belongs to the tile owning
-// the row of its top-left (diff) or centre (3x3) pixel, so results do not depend on
-// tile size. Each estimator's residuals are computed by the CPU half
-// (src/mnf/cpu_noise.cpp) and the CUDA kernels (kernels/mnf/moments.cu).
+// The noise estimators of MNF as the command line, the job-file parser and the
+// statistics file see them: names, halos and covariance scales, read from the one list
+// of estimators in kernels/mnf/noise_estimators.hpp (where each is defined once for the
+// CPU pass and the GPU kernel). Results do not depend on tile size: a residual belongs
+// to the tile owning the row of the pixel it is computed for.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/mnf/noise_estimators.hpp"
+
 namespace hb::mnf {
 
-enum class NoiseEstimator { diff, mean3x3, median3x3 };
+using kernels::mnf::NoiseEstimator;
+
+// The first registered estimator (diff).
+inline constexpr NoiseEstimator kDefaultNoiseEstimator{0};
 
 // Rows a tile must carry around its core for the residuals its core rows own.
 struct Halo {

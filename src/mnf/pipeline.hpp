@@ -18,7 +18,7 @@ namespace hb::mnf {
 
 struct PipelineOptions {
   Method method = Method::mnf;
-  NoiseEstimator estimator = NoiseEstimator::diff;
+  NoiseEstimator estimator = kDefaultNoiseEstimator;
   Window noise_window;
   std::int64_t tile_rows = 0;                      // 0 = from tile_budget_bytes
   std::int64_t tile_budget_bytes = 256ll << 20;    // per tile, all working buffers
@@ -37,7 +37,7 @@ std::int64_t granule_rows(const Backend& backend);
 struct SceneStatistics {
   PixelRules rules;
   std::vector<std::int64_t> excluded_bands;  // scene bands left out (bad band list)
-  NoiseEstimator estimator = NoiseEstimator::diff;
+  NoiseEstimator estimator = kDefaultNoiseEstimator;
   Moments data;
   Moments noise;            // MNF only: residuals about zero
   std::int64_t pixels = 0;  // scene pixels

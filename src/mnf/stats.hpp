@@ -45,7 +45,7 @@ struct Window {
 Result<Window> parse_window(std::string_view text);
 
 struct NoiseConfig {
-  NoiseEstimator estimator = NoiseEstimator::diff;
+  NoiseEstimator estimator = kDefaultNoiseEstimator;
   Window window;
   std::int64_t lines = 0;  // scene lines: lets a tile check that it carries the halo it needs
 };

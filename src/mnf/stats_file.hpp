@@ -21,7 +21,7 @@ namespace hb::mnf {
 
 struct StatsRecord {
   Method method = Method::mnf;
-  NoiseEstimator estimator = NoiseEstimator::diff;
+  NoiseEstimator estimator = kDefaultNoiseEstimator;
   std::int64_t scene_bands = 0;
   std::vector<std::int64_t> bands;
   std::vector<std::int64_t> excluded_bands;

@@ -133,7 +133,7 @@ std::vector<double> ref_residuals(const Scene& s, NoiseEstimator e, std::int64_t
   auto usable = [&](std::int64_t r, std::int64_t c) {
     return r >= w.row_begin && r < w.row_end && c >= w.col_begin && c < w.col_end && ref_valid(s, r, c);
   };
-  const bool diff = e == NoiseEstimator::diff;
+  const bool diff = e == estimator_id<DiffNoise>();
   for (std::int64_t r = r0; r < r1; ++r)
     for (std::int64_t c = 0; c < s.samples; ++c) {
       double* out = R.data() + static_cast<std::size_t>((r - r0) * s.samples + c) * nb;
@@ -154,7 +154,7 @@ std::vector<double> ref_residuals(const Scene& s, NoiseEstimator e, std::int64_t
         for (int i = 0; i < 9; ++i) v[static_cast<std::size_t>(i)] = s.at(r + i / 3 - 1, c + i % 3 - 1, s.good[k]);
         const double centre = v[4];
         double ref = 0.0;
-        if (e == NoiseEstimator::mean3x3) {
+        if (e == estimator_id<Mean3x3Noise>()) {
           for (std::size_t i = 0; i < 9; ++i) ref += i == 4 ? 0.0 : v[i];
           ref /= 8.0;
         } else {

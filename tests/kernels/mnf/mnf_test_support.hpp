@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/base/data_type.hpp"
+#include "kernels/mnf/noise_estimators.hpp"
 #include "kernels/mnf/types.cuh"
 
 namespace hb::kernels::mnf::test {

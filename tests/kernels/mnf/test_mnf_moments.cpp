@@ -105,7 +105,7 @@ TEST_P(MnfMoments, NoiseResidualsAreExact) {
   part.col_end = shape.samples - 3;
   // Tiles at the top edge, in the middle, and at the bottom edge of the scene.
   const std::int64_t cuts[][2] = {{0, 4}, {4, shape.lines - 5}, {shape.lines - 5, shape.lines}};
-  for (auto e : {NoiseEstimator::diff, NoiseEstimator::mean3x3, NoiseEstimator::median3x3})
+  for (auto e : {estimator_id<DiffNoise>(), estimator_id<Mean3x3Noise>(), estimator_id<Median3x3Noise>()})
     for (const NoiseWindow* w : {&everywhere, static_cast<const NoiseWindow*>(&part)})
       for (const auto& cut : cuts) {
         const std::string what = "estimator " + std::to_string(static_cast<int>(e)) + " rows " +
@@ -145,7 +145,7 @@ TEST(MnfMomentsTiling, TileSizeDoesNotChangeTheMoments) {
   const auto shift = shift_for(scene);
   DeviceBuffer<double> d_shift(shift);
   for (int kind = 0; kind < 3; ++kind) {
-    const auto e = kind == 1 ? NoiseEstimator::diff : NoiseEstimator::median3x3;
+    const auto e = kind == 1 ? estimator_id<DiffNoise>() : estimator_id<Median3x3Noise>();
     std::uint64_t count = 0;
     const auto whole = kind == 0 ? ref_centered(scene, 0, scene.lines, shift)
                                  : ref_residuals(scene, e, 0, scene.lines, NoiseWindow{}, count);
@@ -197,7 +197,7 @@ TEST(MnfMomentsArguments, RefusesBadArguments) {
   double sum[2] = {};
   const DeviceMoments m{&count, sum, nullptr};
   // diff needs the row below the core (row 5 < lines) and this tile does not hold it.
-  const auto s = noise_residuals_f64(tile, rules, &fake_mask, NoiseEstimator::diff, NoiseWindow{}, sum, m,
+  const auto s = noise_residuals_f64(tile, rules, &fake_mask, estimator_id<DiffNoise>(), NoiseWindow{}, sum, m,
                                      &fake_int, 1u << 20, nullptr);
   ASSERT_NE(s.bad_argument, nullptr);
   EXPECT_NE(std::string(s.bad_argument).find("halo"), std::string::npos);

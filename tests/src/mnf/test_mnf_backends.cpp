@@ -9,6 +9,7 @@
 #include "io/cube.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "src/synth/synth.hpp"
+#include "tests/src/mnf/test_mnf_support.hpp"
 
 namespace hb::mnf {
 namespace {
@@ -103,7 +104,7 @@ void compare_backends(const std::string& scene, TileOps& cpu, TileOps& gpu, cons
 }
 
 TEST_F(MnfBackends, SyntheticSceneEveryEstimatorAndTileSize) {
-  for (auto estimator : {NoiseEstimator::diff, NoiseEstimator::mean3x3, NoiseEstimator::median3x3})
+  for (auto estimator : {kDiff, kMean3x3, kMedian3x3})
     for (std::int64_t tile_rows : {1, 13, 0}) {
       SCOPED_TRACE(std::string(noise_estimator_name(estimator)) + " tile rows " + std::to_string(tile_rows));
       compare_backends(synthetic_scene(), *cpu_, *gpu_, comm_, Method::mnf, estimator, tile_rows);
@@ -111,13 +112,13 @@ TEST_F(MnfBackends, SyntheticSceneEveryEstimatorAndTileSize) {
 }
 
 TEST_F(MnfBackends, SyntheticScenePca) {
-  compare_backends(synthetic_scene(), *cpu_, *gpu_, comm_, Method::pca, NoiseEstimator::diff, 7);
+  compare_backends(synthetic_scene(), *cpu_, *gpu_, comm_, Method::pca, kDiff, 7);
 }
 
 TEST_F(MnfBackends, JasperRidge) {
   const std::string scene = std::string(HB_SHARED_DATA) + "/jasper_ridge/jasper_ridge.hdr";
   if (!fs::exists(scene)) GTEST_SKIP() << scene << " is absent (../shared beside the clone)";
-  compare_backends(scene, *cpu_, *gpu_, comm_, Method::mnf, NoiseEstimator::diff, 17);
+  compare_backends(scene, *cpu_, *gpu_, comm_, Method::mnf, kDiff, 17);
 }
 
 }  // namespace

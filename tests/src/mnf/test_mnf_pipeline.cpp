@@ -154,7 +154,7 @@ TEST(StatsFileTest, RoundTripsAndRebuildsTheSameBasis) {
   std::filesystem::remove(path);
   ASSERT_TRUE(back.ok()) << back.error().line();
   EXPECT_EQ(back->method, Method::mnf);
-  EXPECT_EQ(back->estimator, NoiseEstimator::diff);
+  EXPECT_EQ(back->estimator, kDiff);
   EXPECT_EQ(back->bands, record.bands);
   EXPECT_EQ(back->mean, record.mean);
   EXPECT_EQ(back->data_covariance.data, record.data_covariance.data);

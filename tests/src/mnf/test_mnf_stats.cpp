@@ -142,7 +142,7 @@ std::vector<std::vector<double>> direct_residuals(const Scene& s, NoiseEstimator
   for (std::int64_t r = 0; r < s.lines; ++r)
     for (std::int64_t c = 0; c < s.samples; ++c) {
       std::vector<double> v(static_cast<std::size_t>(s.bands));
-      if (estimator == NoiseEstimator::diff) {
+      if (estimator == kDiff) {
         if (r + 1 >= s.lines || c + 1 >= s.samples || !ok(r, c) || !ok(r + 1, c + 1)) continue;
         for (std::int64_t b = 0; b < s.bands; ++b) v[static_cast<std::size_t>(b)] = s.at(r, c, b) - s.at(r + 1, c + 1, b);
       } else {
@@ -156,7 +156,7 @@ std::vector<std::vector<double>> direct_residuals(const Scene& s, NoiseEstimator
           for (int dr = -1; dr <= 1; ++dr)
             for (int dc = -1; dc <= 1; ++dc) w.push_back(s.at(r + dr, c + dc, b));
           double reference = 0.0;
-          if (estimator == NoiseEstimator::median3x3) {
+          if (estimator == kMedian3x3) {
             std::sort(w.begin(), w.end());
             reference = w[4];
           } else {
@@ -173,7 +173,7 @@ std::vector<std::vector<double>> direct_residuals(const Scene& s, NoiseEstimator
 TEST(NoiseStatsTest, EachEstimatorMatchesItsDirectDefinitionForAnyTileSize) {
   Scene scene = testing::random_scene(12, 10, 4, 6, 500.0, 2.0);
   scene.at(5, 4, 2) = kNaN;  // residuals touching this pixel are excluded
-  for (auto estimator : {NoiseEstimator::diff, NoiseEstimator::mean3x3, NoiseEstimator::median3x3}) {
+  for (auto estimator : {kDiff, kMean3x3, kMedian3x3}) {
     const auto reference =
         testing::reference_stats(direct_residuals(scene, estimator), noise_covariance_scale(estimator));
     for (std::int64_t rows : {1, 2, 5, 12}) {
@@ -191,7 +191,7 @@ TEST(NoiseStatsTest, WindowRestrictsResidualsToPixelsInsideIt) {
   EXPECT_EQ(*window->row_end, 11);
   EXPECT_EQ(*window->col_begin, 2);
   EXPECT_FALSE(window->col_end.has_value());
-  for (auto estimator : {NoiseEstimator::diff, NoiseEstimator::median3x3}) {
+  for (auto estimator : {kDiff, kMedian3x3}) {
     const auto reference =
         testing::reference_stats(direct_residuals(scene, estimator, *window), noise_covariance_scale(estimator));
     expect_close(noise_stats(scene, testing::all_bands(3), estimator, 4, *window), reference, 1e-12);
@@ -205,7 +205,7 @@ TEST(NoiseStatsTest, TileWithoutTheNeededHaloIsRefused) {
   const Scene scene = testing::random_scene(6, 5, 2, 8);
   auto ops = make_cpu_tile_ops();
   Moments moments = Moments::zero({0.0, 0.0});
-  const NoiseConfig config{NoiseEstimator::diff, {}, 6};
+  const NoiseConfig config{kDiff, {}, 6};
   EXPECT_FALSE(ops->accumulate_noise_moments(testing::make_tile<double>(scene, {0, 3}), testing::all_bands(2),
                                                  config, moments).ok());
 }
@@ -228,7 +228,7 @@ TEST(NoiseStatsTest, DiffEstimatorRecoversAKnownNoiseCovariance) {
         scene.at(r, c, b) = signal + noise;
       }
     }
-  const auto got = noise_stats(scene, testing::all_bands(bands), NoiseEstimator::diff, 37);
+  const auto got = noise_stats(scene, testing::all_bands(bands), kDiff, 37);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       double sigma = 0.0;

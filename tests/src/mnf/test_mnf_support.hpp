@@ -15,6 +15,15 @@
 #include "src/linalg/matrix.hpp"
 #include "src/mnf/stats.hpp"
 
+namespace hb::mnf {
+
+// The registered estimators the tests check against their own direct definitions.
+inline constexpr NoiseEstimator kDiff = kernels::mnf::estimator_id<kernels::mnf::DiffNoise>();
+inline constexpr NoiseEstimator kMean3x3 = kernels::mnf::estimator_id<kernels::mnf::Mean3x3Noise>();
+inline constexpr NoiseEstimator kMedian3x3 = kernels::mnf::estimator_id<kernels::mnf::Median3x3Noise>();
+
+}  // namespace hb::mnf
+
 namespace hb::mnf::testing {
 
 struct Scene {
