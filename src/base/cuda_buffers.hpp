@@ -10,6 +10,7 @@
 #include <memory_resource>
 #include <new>
 
+#include "src/base/pinned_pool.hpp"
 #include "src/base/row_range.hpp"
 
 namespace hb::cuda {
@@ -43,16 +44,16 @@ class DeviceBuffer {
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  ~PinnedBuffer() { cudaFreeHost(ptr_); }
+  ~PinnedBuffer() { pinned_free(ptr_); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
   cudaError_t reserve(std::size_t bytes) {
     if (bytes <= bytes_) return cudaSuccess;
-    cudaFreeHost(ptr_);
-    ptr_ = nullptr;
+    pinned_free(ptr_);
     bytes_ = 0;
-    if (auto e = cudaMallocHost(&ptr_, bytes); e != cudaSuccess) return e;
+    ptr_ = pinned_allocate(bytes);
+    if (ptr_ == nullptr) return cudaErrorMemoryAllocation;
     bytes_ = bytes;
     return cudaSuccess;
   }
@@ -68,32 +69,27 @@ class PinnedBuffer {
 // copy engine then stages it).
 inline HostAllocator pinned_allocator() {
   return [](std::size_t bytes) -> std::shared_ptr<std::byte[]> {
-    void* pinned = nullptr;
-    if (cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) != cudaSuccess) {
-      cudaGetLastError();
-      return std::make_shared<std::byte[]>(bytes);
-    }
-    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(pinned), [](std::byte* p) { cudaFreeHost(p); });
+    void* pinned = pinned_allocate(bytes);
+    if (pinned == nullptr) return std::make_shared<std::byte[]>(bytes);
+    return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(pinned), [](std::byte* p) { pinned_free(p); });
   };
 }
 
-// Pinned host memory as a std::pmr resource (the running KNN lists, TopK); pageable
-// when none is left (or for over-aligned requests), told apart again when freed.
+// Pinned host memory as a std::pmr resource (the running KNN lists, TopK), from the
+// pool; pageable when none is left (or for over-aligned requests), told apart again
+// when freed.
 class PinnedMemoryResource final : public std::pmr::memory_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    void* pinned = nullptr;
-    if (alignment <= 256 && cudaMallocHost(&pinned, std::max<std::size_t>(bytes, 1)) == cudaSuccess) return pinned;
-    cudaGetLastError();
+    if (alignment <= 256)
+      if (void* pinned = pinned_allocate(bytes)) return pinned;
     return ::operator new(bytes, std::align_val_t{alignment});
   }
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
-    cudaPointerAttributes where{};
-    if (cudaPointerGetAttributes(&where, p) == cudaSuccess && where.type == cudaMemoryTypeHost) {
-      cudaFreeHost(p);
+    if (pinned_owns(p)) {
+      pinned_free(p);
       return;
     }
-    cudaGetLastError();
     ::operator delete(p, bytes, std::align_val_t{alignment});
   }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }

@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <compare>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +56,47 @@ constexpr int kBlockPathWaves = 8;
 // warp path (at 4096 rows kmin looked as fast as fast at k = 1; at scale it is 2x slower).
 constexpr int kProbeRows = kWarpPathRows;
 constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
+
+// The probe's verdicts, kept for the life of the process: a job makes one search per
+// scene, and the same shape on the same GPU gets the same answer (probing again cost
+// 0.36-0.56 s of every 5 GB scene). Any method gives the same lists, so a verdict
+// shared between scenes changes no result.
+struct ProbeShape {
+  int device = 0;
+  int metric = 0;
+  int k = 0;
+  std::int64_t dims = 0;
+  int rows_log2 = 0;  // the training chunk's rows, to a power of two
+  auto operator<=>(const ProbeShape&) const = default;
+};
+
+class ProbeVerdicts {
+ public:
+  std::optional<SelectMethod> find(const ProbeShape& shape) {
+    const std::lock_guard lock(mutex_);
+    const auto found = verdicts_.find(shape);
+    return found == verdicts_.end() ? std::nullopt : std::optional(found->second);
+  }
+  void keep(const ProbeShape& shape, SelectMethod method) {
+    const std::lock_guard lock(mutex_);
+    verdicts_[shape] = method;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<ProbeShape, SelectMethod> verdicts_;
+};
+
+ProbeVerdicts& probe_verdicts() {
+  static ProbeVerdicts verdicts;
+  return verdicts;
+}
+
+int log2_ceil(std::int64_t n) {
+  int bits = 0;
+  while ((std::int64_t{1} << bits) < n) ++bits;
+  return bits;
+}
 
 struct DeviceChunk {
   cuda::DeviceBuffer features;
@@ -535,6 +578,11 @@ class CudaKnnSearch final : public KnnSearch {
 
   // GS_KNN's rule: time the candidate methods on the first queries, keep the fastest.
   Status probe(const float* queries, std::int64_t nq, const TrainingChunk& chunk, const DeviceChunk& device_chunk, int k) {
+    const ProbeShape shape{device_, static_cast<int>(metric()), k, chunk.dims, log2_ceil(chunk.count)};
+    if (const auto known = probe_verdicts().find(shape)) {
+      chosen_ = *known;
+      return {};
+    }
     std::vector<SelectMethod> methods;
     if (k <= kProbeKminMaxK) methods.push_back(SelectMethod::kmin);
     if (k <= kk::bitonic_max_k()) methods.push_back(SelectMethod::bitonic);
@@ -578,6 +626,7 @@ class CudaKnnSearch final : public KnnSearch {
     cudaEventDestroy(stop);
     if (failure) return *failure;
     chosen_ = best;
+    probe_verdicts().keep(shape, best);
     log_select_probe(select_method_name(best), best_ms, rows, chunk.count, k, true);
     return {};
   }
