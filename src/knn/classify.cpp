@@ -107,8 +107,12 @@ Result<ClassifyStats> classify_block(const BlockInput& in, TrainingChunks& train
   const auto counts = comm.allgather(static_cast<std::int64_t>(tiles.size()));
   const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
                                      : static_cast<std::int64_t>(tiles.size());
-  auto voter = make_batch_voter(stats.backend, {in.labels, in.classes, options.metric, options.weights});
+  const VoteRule rule{in.labels, in.classes, options.metric, options.weights};
+  auto voter = make_batch_voter(stats.backend, rule);
   HB_TRY(mpi::agree(voter ? Status{} : Status{voter.error()}, comm));
+  // Without neighbour outputs a GPU votes where the lists are; they never come home.
+  const bool votes_on_device = !options.neighbors && (*search)->prepare_votes(rule);
+  std::vector<VoteResult> votes;
   setup.made("voter");
   QueryTiles reader(scene, *in.selection, tiles, {in.shift.begin(), in.shift.end()}, **search);
   setup.made("query reader");
@@ -155,7 +159,14 @@ Result<ClassifyStats> classify_block(const BlockInput& in, TrainingChunks& train
       steps_taken = step + 1;
       return training.at(step);
     };
-    if (local.ok()) local = (*search)->search_sequence(searched->rows, ns, training.steps(), chunk_at, running);
+    bool voted = false;
+    if (local.ok() && votes_on_device) {
+      auto done = (*search)->search_sequence_and_vote(searched->rows, ns, training.steps(), chunk_at, running, votes);
+      if (done) voted = *done;
+      else local = done.error();
+    } else if (local.ok()) {
+      local = (*search)->search_sequence(searched->rows, ns, training.steps(), chunk_at, running);
+    }
     training.skip_from(steps_taken);
     const double search_seconds = clock.lap();
     times.search += search_seconds;
@@ -172,7 +183,8 @@ Result<ClassifyStats> classify_block(const BlockInput& in, TrainingChunks& train
     // Every rank hands every tile over, empty ones included: HDF5 writes are collective.
     const auto inverse = searched->deduped ? std::span<const std::int64_t>(searched->duplicates.inverse)
                                            : std::span<const std::int64_t>{};
-    local = writer.write(rows, rows.rows() * scene.info().shape.samples, tile->pixel, inverse, running);
+    local = writer.write(rows, rows.rows() * scene.info().shape.samples, tile->pixel, inverse, running,
+                         voted ? &votes : nullptr);
     times.finish += clock.lap();
     if (have && in.progress) in.progress(rows.end - in.block.begin, in.block.rows());
   }

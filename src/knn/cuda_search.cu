@@ -223,6 +223,42 @@ class CudaKnnSearch final : public KnnSearch {
     return status;
   }
 
+  bool prepare_votes(const VoteRule& rule) override {
+    if (rule.classes < 1 || rule.classes > kk::vote_max_classes()) return false;
+    const auto bytes = std::max<std::size_t>(rule.labels.size_bytes(), 2);
+    if (cudaSetDevice(device_) != cudaSuccess || vote_labels_.reserve(bytes) != cudaSuccess ||
+        cudaMemcpy(vote_labels_.as<std::uint16_t>(), rule.labels.data(), rule.labels.size_bytes(),
+                   cudaMemcpyHostToDevice) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    vote_rule_ = rule;
+    return true;
+  }
+
+  // The lists of the last chunk stay on the device when the whole block fits there
+  // (lists_fill_), and are voted where they are.
+  Result<bool> search_sequence_and_vote(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,
+                                        TopK& running, std::vector<VoteResult>& votes) override {
+    lists_fill_ = -1;
+    const auto each_chunk = [&]() -> Status {
+      for (int step = 0; step < steps; ++step) {
+        auto chunk = chunk_at(step);
+        if (!chunk) return chunk.error();
+        keep_lists_ = true;
+        HB_TRY(search(queries, nq, *chunk, running));
+      }
+      return {};
+    };
+    const Status status = each_chunk();
+    keep_lists_ = false;
+    const bool on_device = lists_fill_ >= 0;
+    lists_fill_ = -1;
+    if (!status.ok()) return status.error();
+    if (nq == 0 || !on_device) return false;
+    return vote_device_lists(nq, running.k(), votes);
+  }
+
   Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) override {
     if (running.queries() < nq || running.k() < 1)
       return Error{ErrorKind::internal, {}, "knn", "running top-k lists do not match the query block"};
@@ -292,6 +328,39 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
  private:
+  // The vote of the block's lists as they are on the device (rows [0, nq) of run_d_).
+  Result<bool> vote_device_lists(std::int64_t nq, int k, std::vector<VoteResult>& votes) {
+    HB_TRY(mark_span(2));
+    const auto rows = static_cast<std::size_t>(nq);
+    HB_CUDA_TRY(vote_label_.reserve(rows * 2), "cudaMalloc (votes)");
+    HB_CUDA_TRY(vote_confidence_.reserve(rows * 4), "cudaMalloc (votes)");
+    HB_CUDA_TRY(host_label_.reserve(rows * 2), "cudaMallocHost (votes)");
+    HB_CUDA_TRY(host_confidence_.reserve(rows * 4), "cudaMallocHost (votes)");
+    const kk::VoteInputs in{run_d_.as<float>(),
+                            run_i_.as<std::int64_t>(),
+                            k,
+                            vote_labels_.as<std::uint16_t>(),
+                            static_cast<std::int64_t>(vote_rule_.labels.size()),
+                            vote_rule_.classes,
+                            metric(),
+                            vote_rule_.weights == Weights::distance ? kk::Weights::distance : kk::Weights::uniform};
+    HB_CUDA_TRY(kk::vote(in, static_cast<int>(nq), vote_label_.as<std::uint16_t>(), vote_confidence_.as<float>(),
+                         stream_),
+                "vote kernel");
+    HB_CUDA_TRY(cudaMemcpyAsync(host_label_.as<std::uint16_t>(), vote_label_.as<std::uint16_t>(), rows * 2,
+                                cudaMemcpyDeviceToHost, stream_),
+                "copy votes home");
+    HB_CUDA_TRY(cudaMemcpyAsync(host_confidence_.as<float>(), vote_confidence_.as<float>(), rows * 4,
+                                cudaMemcpyDeviceToHost, stream_),
+                "copy votes home");
+    HB_TRY(mark_span(3));
+    HB_CUDA_TRY(cudaStreamSynchronize(stream_), "vote");
+    votes.resize(rows);
+    for (std::size_t q = 0; q < rows; ++q) votes[q] = {host_label_.as<std::uint16_t>()[q], host_confidence_.as<float>()[q]};
+    HB_TRY(close_span());
+    return true;
+  }
+
   // Rows of a fast slab (or the options' fast_slab_rows): kWarpPathRows for the warp
   // path, kBlockPathWaves waves of the block path's kernel; fewer when a quarter of the
   // work budget cannot hold 1024 columns of them.
@@ -657,6 +726,9 @@ class CudaKnnSearch final : public KnnSearch {
   std::int64_t uploaded_fill_ = -1;   // the fill whose queries are on the device; -1: none
   std::int64_t uploaded_rows_ = 0;
   bool keep_lists_ = false;           // search_sequence: more chunks follow for these queries
+  VoteRule vote_rule_;                // prepare_votes: the rule, its labels on the device
+  cuda::DeviceBuffer vote_labels_, vote_label_, vote_confidence_;
+  cuda::PinnedBuffer host_label_, host_confidence_;
   std::int64_t lists_fill_ = -1;      // the fill whose running lists are on the device only; -1: none
   cuda::DeviceBuffer queries_, query_norms_, tiles_[2];
   const float* block_queries_ = nullptr;  // the current block's queries: queries_ or a gathered slot

@@ -44,6 +44,7 @@
 #include "src/classify/features.hpp"
 #include "src/knn/distance.hpp"
 #include "src/knn/select.hpp"
+#include "src/knn/batch_vote.hpp"
 #include "src/knn/topk.hpp"
 
 namespace hb::knn {
@@ -93,6 +94,24 @@ class KnnSearch {
       HB_TRY(search(queries, nq, *chunk, running));
     }
     return {};
+  }
+  // Votes where the lists are when no output wants the lists themselves (no --neighbors):
+  // after the last chunk each query's list is voted on the search's device and only the
+  // votes come home, the lists neither emptied on the host nor copied there (at k = 1024
+  // a million queries' lists are 12 GB each way). prepare_votes says whether this search
+  // can (uploading the training labels once); search_sequence_and_vote then returns true
+  // with votes[q] for q < nq, or false with the lists in `running` for the caller to vote
+  // (the CPU, or GPU lists that went home because the block did not fit).
+  virtual bool prepare_votes(const VoteRule& rule) {
+    (void)rule;
+    return false;
+  }
+  virtual Result<bool> search_sequence_and_vote(const float* queries, std::int64_t nq, int steps,
+                                                const ChunkAt& chunk_at, TopK& running,
+                                                std::vector<VoteResult>& votes) {
+    (void)votes;
+    HB_TRY(search_sequence(queries, nq, steps, chunk_at, running));
+    return false;
   }
   // Host buffers (slot 0 or 1) of at least `floats` floats to pack queries into before
   // searching them against several chunks (the ring's shards), one being filled while

@@ -17,13 +17,15 @@ TileWriter::~TileWriter() {
 Status TileWriter::finish() { return pending_.valid() ? pending_.get() : Status{}; }
 
 Status TileWriter::write(RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
-                         std::span<const std::int64_t> searched, TopK& lists) {
+                         std::span<const std::int64_t> searched, TopK& lists, std::vector<VoteResult>* votes) {
   Tile& tile = tiles_[current_];
   tile.rows = rows;
   tile.pixels = pixels;
   tile.pixel.assign(pixel.begin(), pixel.end());
   tile.searched.assign(searched.begin(), searched.end());
   std::swap(tile.lists, lists);  // one memory resource: the buffers change hands, nothing is copied
+  tile.voted = votes != nullptr;
+  if (tile.voted) std::swap(tile.votes, *votes);
   if (thread_ == SinkThread::caller) return finish_tile(tile);
   const Status earlier = finish();  // the other tile's buffers are free once it is written
   pending_ = std::async(std::launch::async, [this, &tile] { return finish_tile(tile); });
@@ -32,8 +34,11 @@ Status TileWriter::write(RowRange rows, std::int64_t pixels, std::span<const std
 }
 
 Status TileWriter::finish_tile(Tile& tile) const {
-  tile.votes.resize(static_cast<std::size_t>(tile.lists.queries()));
-  const Status voted = voter_.vote(tile.lists, tile.lists.queries(), tile.votes);
+  Status voted;
+  if (!tile.voted) {
+    tile.votes.resize(static_cast<std::size_t>(tile.lists.queries()));
+    voted = voter_.vote(tile.lists, tile.lists.queries(), tile.votes);
+  }
   const auto n = static_cast<std::size_t>(tile.pixels);
   const auto k = static_cast<std::size_t>(k_);
   tile.labels.assign(n, 0);

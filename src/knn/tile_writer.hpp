@@ -33,11 +33,12 @@ class TileWriter {
   // Tile `rows` of `pixels` pixels: `pixel` lists its classified pixels (tile-local,
   // ascending), `searched` maps each to its row of `lists` (empty: row q is pixel q's).
   // `pixel` and `searched` are copied; `lists` is swapped for an older list buffer (of
-  // the same memory), so the caller may search into it at once. Returns a failure of
-  // the vote or the sink: this tile's on the caller's thread, an earlier tile's on a
-  // background one.
+  // the same memory), so the caller may search into it at once. `votes`, when the search
+  // voted on its device (KnnSearch::search_sequence_and_vote), are taken instead of
+  // voting on `lists`. Returns a failure of the vote or the sink: this tile's on the
+  // caller's thread, an earlier tile's on a background one.
   Status write(RowRange rows, std::int64_t pixels, std::span<const std::int64_t> pixel,
-               std::span<const std::int64_t> searched, TopK& lists);
+               std::span<const std::int64_t> searched, TopK& lists, std::vector<VoteResult>* votes = nullptr);
   // Waits for the last tile; its failure, if any.
   Status finish();
 
@@ -49,6 +50,7 @@ class TileWriter {
     std::vector<std::int64_t> pixel, searched;
     TopK lists;
     std::vector<VoteResult> votes;
+    bool voted = false;  // votes came with the tile
     // The rows' outputs, raster order.
     std::vector<std::uint16_t> labels;
     std::vector<float> confidence, neighbor_distance;

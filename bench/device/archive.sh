@@ -1,0 +1,71 @@
+# Device part: the archive workload of docs/PERFORMANCE.md ("Archive throughput"):
+# `hyperbatch run` over HB_ARCHIVE_SCENES flightlines of 5 GB (677 x 16384 x 224 int16,
+# default 8 = 40 GB), steps mnf (scene basis, 10 components) and knn (k 5, 200 per
+# class, MNF features), at 1 GPU and at every power of two up to the host's GPUs, for
+# this build and for the baseline binary (hyperbatch_base) when the bundle carries one.
+# Beside it the floors: the host reading every scene once in parallel from the page
+# cache, and the start-up of one-process commands. Sourced by bench/run_device.sh
+# ($bin, $out, $work, log/now/since).
+gpus=$(nvidia-smi -L | wc -l)
+n=${HB_ARCHIVE_SCENES:-8}
+dir=$work/archive; mkdir -p "$dir"
+mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+mpi+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
+
+t0=$(now)
+for i in $(seq 1 "$n"); do
+  printf -v name 'line%02d' "$i"
+  [[ -f $dir/$name.img ]] || "$bin/hyperbatch" -q synth -o "$dir/$name.hdr" --lines 16384 --samples 677 --bands 224 \
+    --classes 8 --seed "$i" --fill-border 0.1 > /dev/null
+done
+bytes=$(du -cb "$dir"/line??.img | tail -1 | cut -f1)
+gb=$(python3 -c "print(round($bytes / 1e9, 2))")
+log "archive: $n flightlines, $gb GB, made in $(since $t0) s"
+
+# The read floor: every scene read once, all at once, from the page cache.
+t0=$(now)
+for f in "$dir"/line??.img; do cat "$f" > /dev/null & done; wait
+t0=$(now)
+for f in "$dir"/line??.img; do cat "$f" > /dev/null & done; wait
+floor=$(since $t0)
+log "archive: read floor (page cache, $n readers at once): $floor s, $(python3 -c "print(round($gb / $floor, 2))") GB/s"
+
+# Start-up of a one-process command (no launcher).
+for cli in hyperbatch hyperbatch_base; do
+  [[ -x $bin/$cli ]] || continue
+  times=""
+  for i in 1 2 3 4 5; do t0=$(now); "$bin/$cli" info "$dir/line01.hdr" > /dev/null; times+="$(since $t0) "; done
+  log "archive: $cli info (one process): $times s"
+done
+
+job_file() {  # OUTPUT
+  printf '[job]\nname = "archive"\noutput = "%s"\nbackend = "cuda"\n[collection]\nglobs = ["%s/line??.hdr"]\n' "$1" "$dir"
+  printf 'truth = "{dir}/{stem}_truth.hdr"\n[mnf]\nbasis = "scene"\ncomponents = 10\n'
+  printf '[knn]\nk = 5\ntrain_per_class = 200\nfeatures = "mnf"\n'
+}
+declare -A one
+for cli in hyperbatch hyperbatch_base; do
+  [[ -x $bin/$cli ]] || continue
+  for p in 1 2 4 8; do
+    [[ $p -le $gpus ]] || continue
+    rm -rf "$dir/out"
+    job_file "$dir/out" > "$dir/job.toml"
+    sync
+    t0=$(now)
+    timeout 280 $mpi -np "$p" "$bin/$cli" -v run "$dir/job.toml" --no-progress > "$out/archive_${cli}_$p.log" 2>&1; rc=$?
+    took=$(since $t0)
+    [[ $p == 1 ]] && one[$cli]=$took
+    eff=$(python3 -c "print(round(100 * ${one[$cli]} / ($p * $took), 1))")
+    per_gpu=$(python3 -c "print(round($gb / $took / $p, 2))")
+    log "archive: $cli run, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
+    grep -E "scene .* (done|failed)|knn rank 0: rows|classification pass|statistics|transform" "$out/archive_${cli}_$p.log" \
+      | head -12 | sed 's/^/    /' | tee -a "$out/summary.txt"
+    [[ $p == 1 ]] && cp -r "$dir/out/scenes" "$dir/scenes_${cli}_1" 2>/dev/null
+    if [[ $p != 1 && -d $dir/scenes_${cli}_1 ]]; then
+      differ=$(cd "$dir/out/scenes" && find . -name '*.img' -o -name '*.h5' | while read -r f; do
+        cmp -s "$f" "$dir/scenes_${cli}_1/$f" || echo "$f"; done | wc -l)
+      log "archive: $cli outputs at $p GPUs against 1 GPU: $differ files differ"
+    fi
+  done
+done
+rm -rf "$dir/out" "$dir"/scenes_*
