@@ -1,0 +1,47 @@
+# Device part: `hyperbatch knn` as a user runs it, against PyTorch in the same call
+# (docs/PERFORMANCE.md, "The KNN command"): a scene of 10^6 pixels x 224 bands float32
+# BIP (uniform random in [0, 1)) and a training file of 10^5 rows and 16 classes drawn
+# from a second such scene, k in HB_KNN_COMMAND_K (default 10 1024), class map only
+# (votes on the GPU) and with --neighbors; the baseline binary beside this build when
+# the bundle carries one. Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
+kdir=$work/knn_command; mkdir -p "$kdir"
+python3 - "$kdir" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+def envi(path, lines, samples, bands, dtype, code):
+    open(path + ".hdr", "w").write(
+        f"ENVI\nsamples = {samples}\nlines = {lines}\nbands = {bands}\nheader offset = 0\n"
+        f"file type = ENVI Standard\ndata type = {code}\ninterleave = bip\nbyte order = 0\n")
+rng.random((1000 * 1000 * 224,), dtype=np.float32).tofile(d + "/scene.img")
+envi(d + "/scene", 1000, 1000, 224, np.float32, 4)
+rng.random((1000 * 100 * 224,), dtype=np.float32).tofile(d + "/train_scene.img")
+envi(d + "/train_scene", 1000, 100, 224, np.float32, 4)
+(np.arange(100000) % 16 + 1).astype(np.uint8).tofile(d + "/train_truth.img")
+envi(d + "/train_truth", 1000, 100, 1, np.uint8, 1)
+PY
+"$bin/hyperbatch" -q knn "$kdir/train_scene.hdr" --truth "$kdir/train_truth.hdr" --train-per-class 6250 -k 1 \
+  -o "$kdir/train_map.hdr" --save-training "$kdir/train.h5" --backend cuda > /dev/null 2>&1
+log "knn command: scene 10^6 x 224 float32, training file of $(python3 -c "print(6250 * 16)") rows: rc=$?"
+for k in ${HB_KNN_COMMAND_K:-10 1024}; do
+  for cli in hyperbatch hyperbatch_base; do
+    [[ -x $bin/$cli ]] || continue
+    for neighbors in "" "--neighbors"; do
+      rm -f "$kdir/out.h5"
+      t0=$(now)
+      timeout 120 "$bin/$cli" -v knn "$kdir/scene.hdr" --train "$kdir/train.h5" -k "$k" -o "$kdir/out.h5" \
+        --backend cuda $neighbors > "$out/knn_command_${cli}_$k.log" 2>&1; rc=$?
+      took=$(since $t0)
+      pass=$(grep -oE "classification pass [0-9.]+ s" "$out/knn_command_${cli}_$k.log" | head -1)
+      log "knn command k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass"
+      [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_$k.h5" 2>/dev/null
+    done
+  done
+  if [[ -f $kdir/out_hyperbatch_base_$k.h5 ]]; then
+    cmp -s "$kdir/out_hyperbatch_$k.h5" "$kdir/out_hyperbatch_base_$k.h5" && same=identical || same=DIFFER
+    log "knn command k=$k: class map file against the baseline: $same"
+  fi
+done
+timeout 100 python3 bench/peers/knn_torch.py --dims 224 --k "$(echo ${HB_KNN_COMMAND_K:-10 1024} | tr ' ' ',')" \
+  --budget 1.0 2>&1 | tee -a "$out/summary.txt"
+rm -rf "$kdir"
