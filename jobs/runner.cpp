@@ -324,6 +324,7 @@ Status check_space_for_generated(const JobSpec& job, const std::vector<const Sce
 
 // Rank 0 keeps the progress display alive while others finish.
 void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
+  if (!comm.is_parallel()) return;
   MPI_Request request;
   MPI_Ibarrier(comm.handle(), &request);
   int done = 0;
@@ -338,7 +339,7 @@ void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
 Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   const auto start = Clock::now();
   std::int64_t start_ns = now_ns();
-  MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
+  if (comm.is_parallel()) MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
   auto job = load_job_file(o.job_file);
   if (!job) return job.error();
   auto scenes = resolve_collection(*job);
@@ -404,10 +405,10 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (failed) outcome.failed_scenes = *failed;
     else finished = failed.error();
   }
-  MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
+  if (comm.is_parallel()) MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
   // What the ranks logged counts even if the manifest lost it: a failure never exits 0.
   int logged = run.failed_among(a.mine) + (comm.is_root() ? run.failed_among(a.shared) : 0) + run.unrecorded();
-  MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
+  if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
   outcome.failed_scenes = std::max(outcome.failed_scenes, logged);
   drop_file_log();
   if (comm.any(!finished.ok()))

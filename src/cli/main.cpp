@@ -99,8 +99,13 @@ namespace {
 
 int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
+  // MPI starts here only under a launcher; a process of its own is one rank without MPI.
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
-  const std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
+  std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
+  // cuInit reads the environment that MPI_Init writes: a late start waits for the warm-up.
+  hb::mpi::before_start_on_demand([&device_warm_up] {
+    if (device_warm_up.joinable()) device_warm_up.join();
+  });
   const auto world = hb::mpi::Comm::world();
 
   CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};
@@ -130,6 +135,10 @@ int main(int argc, char** argv) {
                              world.rank(), world.size());
   spdlog::debug("hyperbatch {} up {:.2f} s after the process started (exec, libraries, MPI start-up)", HB_VERSION,
                 hb::cli::seconds_since_process_start());
+  if (hb::mpi::running())
+    spdlog::debug("MPI started: rank {} of {}", world.rank(), world.size());
+  else
+    spdlog::debug("MPI not started: one process without a launcher (mpirun, srun)");
   // The last line before MPI and CUDA shut down: what a timed run takes after it is exit.
   struct LogEnd {
     ~LogEnd() {
