@@ -14,6 +14,7 @@
 
 #include "io/hdf5_access.hpp"  // broadcast_from_root
 #include "jobs/campaign.hpp"
+#include "jobs/input_hashes.hpp"
 #include "jobs/manifest.hpp"
 #include "jobs/metrics.hpp"
 #include "jobs/progress.hpp"
@@ -350,6 +351,7 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
                    "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
   std::optional<RunLock> lock;  // rank 0's, held until the run has finished
   HB_TRY(mpi::agree(comm.is_root() ? own_output_folder(*job, o, lock) : Status{}, comm));
+  remember_hashes_in((fs::path(job->output) / "input-hashes").string());
   const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
   log_to_file(job->output, run_id, comm.rank());
   auto manifest = Manifest::load(job->output);
