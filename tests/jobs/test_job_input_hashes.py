@@ -2,8 +2,8 @@
 an unchanged scene again (-v says "unchanged since hashed: not read again"), a touched
 scene is read again but redoes nothing (its content is the same), and a scene whose
 content changed with its size kept and its modification time set back is still
-detected (its status-change time moved) and its steps are redone. One process, or
-with --ranks N under `mpirun -np N`."""
+detected (its status-change time moved) and its steps are redone. One process (which
+never starts MPI), or with --ranks N under `mpirun -np N`."""
 import argparse
 import os
 import shutil
@@ -78,6 +78,9 @@ def main():
 
         log = runner.run(job)
         checks.true(lines_about(log, a_img, READ) and lines_about(log, b_img, READ), "the first run reads both scenes")
+        if args.ranks == 1:
+            checks.true("MPI not started" in log and "MPI started" not in log.replace("MPI not started", ""),
+                        "one process runs the job without starting MPI")
         checks.true(len(os.listdir(os.path.join(out, "input-hashes"))) >= 4, "and keeps their hashes (.hdr and .img)")
         first = manifest(out)
 

@@ -1,7 +1,7 @@
 """A process started on its own (no mpirun, no srun) is one rank and never starts MPI:
 with OMPI_MCA_pml naming no component, which makes any MPI_Init abort, `--help`,
-`info` (a real scene), `synth`, `ingest` to HDF5 (the serial driver) and `mnf` still
-succeed, and -v says "MPI not started". The control: the same environment under
+`info` (a real scene), `synth`, `ingest` to HDF5 (the serial driver), `mnf`, `knn` and
+`sam` still succeed, and -v says "MPI not started". The control: the same environment under
 `mpirun -np 1` fails, so the signal is real. Under mpirun every rank starts MPI."""
 import os
 import subprocess
@@ -42,6 +42,9 @@ def main():
         expect_success_without_mpi(args.cli, ["ingest", "s.hdr", "-o", "s.h5"], d)
         expect_success_without_mpi(args.cli, ["mnf", "s.h5", "-o", "m.h5", "--components", 3], d)
         assert os.path.getsize(os.path.join(d, "m.h5")) > 0
+        expect_success_without_mpi(args.cli, ["knn", "s.h5", "--truth", "s_truth.hdr", "--train-fraction", 0.5, "-k", 3,
+                                              "-o", "k.h5"], d)
+        expect_success_without_mpi(args.cli, ["sam", "s.hdr", "--library", "s_library.sli", "-o", "c.hdr"], d)
 
         if args.mpiexec:
             # The control: a launcher makes hyperbatch start MPI, which this environment breaks.
