@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
   hb::mpi::before_start_on_demand([&device_warm_up] {
     if (device_warm_up.joinable()) device_warm_up.join();
   });
+  const struct ForgetHook {
+    ~ForgetHook() { hb::mpi::before_start_on_demand({}); }
+  } forget_hook;  // gone before the thread it joins
   const auto world = hb::mpi::Comm::world();
 
   CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};
