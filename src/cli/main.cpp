@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,14 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app, int arg
   return message;
 }
 
+// Commands that may run on the GPU: all but those given --backend cpu.
+bool may_use_device(const CLI::App& command) {
+  static const std::set<std::string> device_commands{"mnf", "pca", "knn", "sam", "run"};
+  if (device_commands.count(command.get_name()) == 0) return false;
+  const CLI::Option* backend = command.get_option_no_throw("--backend");
+  return backend == nullptr || backend->empty() || backend->as<std::string>() != "cpu";
+}
+
 bool is_help_or_version(const CLI::ParseError& e) {
   return dynamic_cast<const CLI::CallForHelp*>(&e) != nullptr ||
          dynamic_cast<const CLI::CallForAllHelp*>(&e) != nullptr ||
@@ -101,7 +110,7 @@ int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
   // MPI starts here only under a launcher; a process of its own is one rank without MPI.
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
-  std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
+  std::jthread device_warm_up;  // started once the command is known; joined before MPI ends
   // cuInit reads the environment that MPI_Init writes: a late start waits for the warm-up.
   hb::mpi::before_start_on_demand([&device_warm_up] {
     if (device_warm_up.joinable()) device_warm_up.join();
@@ -132,6 +141,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return report_parse_error(e, app, argc, argv, world.is_root());
   }
+  // The CUDA context starts on a thread while the command opens its inputs; a command
+  // that cannot use the GPU does not wait for it at exit.
+  if (const CLI::App* command = chosen_command(app); command != nullptr && may_use_device(*command))
+    device_warm_up = hb::warm_up_device();
 
   using hb::cli::Verbosity;
   hb::cli::configure_logging(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal,
