@@ -1,6 +1,6 @@
 #include "io/hdf5_access.hpp"
 
-#include <cstdint>
+#include <utility>
 
 #include "mpi/agree.hpp"
 
@@ -50,11 +50,7 @@ Status agree(Status local, const mpi::Comm* parallel) {
 }
 
 std::string broadcast_from_root(std::string value, const mpi::Comm& comm) {
-  std::uint64_t size = value.size();
-  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm.handle());
-  value.resize(size);
-  MPI_Bcast(value.data(), static_cast<int>(size), MPI_CHAR, 0, comm.handle());
-  return value;
+  return comm.broadcast(std::move(value), 0);
 }
 
 }  // namespace hb::io::h5

@@ -35,6 +35,7 @@ void allreduce(mnf::Moments& m, const mpi::Comm& comm) {
 
 // The lowest rank holding statistics broadcasts bands and shifts; every rank then agrees.
 bool agree_on_reference(std::optional<mnf::SceneStatistics>& reference, const mpi::Comm& comm) {
+  if (!comm.is_parallel()) return reference.has_value();
   int mine = reference ? comm.rank() : comm.size();
   int root = mine;
   MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm.handle());
@@ -132,7 +133,7 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
   allreduce(total.data, comm);
   allreduce(total.noise, comm);
   comm.allreduce_sum(std::span<std::int64_t>(&total.pixels, 1));
-  MPI_Allreduce(MPI_IN_PLACE, &scene_bands, 1, MPI_INT64_T, MPI_MAX, comm.handle());
+  if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &scene_bands, 1, MPI_INT64_T, MPI_MAX, comm.handle());
   Status written;
   if (comm.is_root()) written = write_basis(job, total, scene_bands, stats_path);
   // Every rank learns whether rank 0 wrote the basis.

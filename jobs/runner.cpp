@@ -14,6 +14,7 @@
 
 #include "io/hdf5_access.hpp"  // broadcast_from_root
 #include "jobs/campaign.hpp"
+#include "jobs/input_hashes.hpp"
 #include "jobs/manifest.hpp"
 #include "jobs/metrics.hpp"
 #include "jobs/progress.hpp"
@@ -324,6 +325,7 @@ Status check_space_for_generated(const JobSpec& job, const std::vector<const Sce
 
 // Rank 0 keeps the progress display alive while others finish.
 void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
+  if (!comm.is_parallel()) return;
   MPI_Request request;
   MPI_Ibarrier(comm.handle(), &request);
   int done = 0;
@@ -338,7 +340,7 @@ void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
 Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   const auto start = Clock::now();
   std::int64_t start_ns = now_ns();
-  MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
+  if (comm.is_parallel()) MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
   auto job = load_job_file(o.job_file);
   if (!job) return job.error();
   auto scenes = resolve_collection(*job);
@@ -349,6 +351,7 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
                    "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
   std::optional<RunLock> lock;  // rank 0's, held until the run has finished
   HB_TRY(mpi::agree(comm.is_root() ? own_output_folder(*job, o, lock) : Status{}, comm));
+  remember_hashes_in((fs::path(job->output) / "input-hashes").string());
   const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
   log_to_file(job->output, run_id, comm.rank());
   auto manifest = Manifest::load(job->output);
@@ -404,10 +407,10 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (failed) outcome.failed_scenes = *failed;
     else finished = failed.error();
   }
-  MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
+  if (comm.is_parallel()) MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
   // What the ranks logged counts even if the manifest lost it: a failure never exits 0.
   int logged = run.failed_among(a.mine) + (comm.is_root() ? run.failed_among(a.shared) : 0) + run.unrecorded();
-  MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
+  if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
   outcome.failed_scenes = std::max(outcome.failed_scenes, logged);
   drop_file_log();
   if (comm.any(!finished.ok()))

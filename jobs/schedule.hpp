@@ -28,7 +28,8 @@ class Fingerprint {
   Fingerprint& add(std::int64_t value);
   // A file by its content (absent files hash as absent): not its path, size or dates,
   // so a copy or a touch redoes nothing and the same inputs give the same checksums on
-  // any run. A process reads a file once while its inode, size and times stay the same.
+  // any run. The content hash is read once and remembered while the file's device,
+  // inode, size and times stay the same (jobs/input_hashes.hpp), across runs too.
   Fingerprint& add_file(const std::string& path);
   std::string hex() const;
 

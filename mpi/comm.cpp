@@ -12,34 +12,21 @@
 
 namespace hb::mpi {
 
-Runtime::Runtime(int* argc, char*** argv) {
-  int initialised = 0;
-  MPI_Initialized(&initialised);
-  if (!initialised) {
-    int provided = 0;
-    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-  }
-}
-
-Runtime::~Runtime() {
-  int finalised = 0;
-  MPI_Finalized(&finalised);
-  if (!finalised) MPI_Finalize();
-}
-
 int Comm::rank() const {
   int rank = 0;
-  MPI_Comm_rank(comm_, &rank);
+  if (!alone_) MPI_Comm_rank(comm_, &rank);
   return rank;
 }
 
 int Comm::size() const {
   int size = 1;
-  MPI_Comm_size(comm_, &size);
+  if (!alone_) MPI_Comm_size(comm_, &size);
   return size;
 }
 
-void Comm::barrier() const { MPI_Barrier(comm_); }
+void Comm::barrier() const {
+  if (size() > 1) MPI_Barrier(comm_);
+}
 
 void Comm::allreduce_sum(std::span<double> values) const {
   if (size() == 1 || values.empty()) return;
@@ -131,12 +118,14 @@ void Comm::recv(std::span<double> values, int from, int tag) const {
 Placement placement(const Comm& comm) {
   Placement p;
   p.host = host_name();
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm.handle(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  const Comm local(node);
-  p.local_rank = local.rank();
-  p.local_size = local.size();
-  MPI_Comm_free(&node);
+  if (comm.is_parallel()) {
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm.handle(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+    const Comm local(node);
+    p.local_rank = local.rank();
+    p.local_size = local.size();
+    MPI_Comm_free(&node);
+  }
   if (const int launcher = launcher_local_rank(); launcher >= 0) p.local_rank = launcher;
   return p;
 }
@@ -166,6 +155,7 @@ void abort_job(const Comm& comm, const std::string& message, int exit_code) {
   std::fputs(fmt::format("hyperbatch: error on rank {} ({}): {}\n", comm.rank(), host_name(), message).c_str(),
              stderr);
   std::fflush(stderr);
+  if (!running()) std::_Exit(exit_code);
   MPI_Abort(comm.handle(), exit_code);
   std::abort();
 }

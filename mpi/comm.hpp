@@ -1,8 +1,12 @@
 // The seam between one rank and many. A Comm wraps an MPI communicator; with one
 // rank every collective is a copy or a no-op, so single-process runs take the same path.
+// MPI runs only in processes a launcher started (mpirun, srun): a process started on
+// its own is one rank and never pays MPI's singleton start-up (half a second).
 #pragma once
 
 #include <mpi.h>
+
+#include <functional>
 
 #include <cstdint>
 #include <span>
@@ -11,8 +15,8 @@
 
 namespace hb::mpi {
 
-// Initialises MPI once per process (singleton init works without mpirun) and
-// finalises it on destruction. Create one in main().
+// Starts MPI when a launcher started this process (launched_by_launcher()) and
+// finalises it, if running, on destruction. Create one in main().
 class Runtime {
  public:
   Runtime(int* argc, char*** argv);
@@ -21,13 +25,29 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 };
 
+// True when mpirun/mpiexec or srun started this process: Open MPI's OMPI_COMM_WORLD_SIZE
+// or OMPI_COMM_WORLD_RANK, PMIx's PMIX_RANK, PMI's PMI_RANK or PMI_SIZE, or an srun step
+// (SLURM_PROCID with SLURM_STEP_ID; a batch script alone is not a launch).
+bool launched_by_launcher();
+// True while MPI is initialised and not finalised in this process.
+bool running();
+// Starts MPI now if it is not running (a singleton without a launcher). Raw MPI calls on
+// a one-rank Comm get here through handle(): correct, but slow; guard them with
+// is_parallel() instead.
+void start_on_demand();
+// Runs before a start on demand: main joins the CUDA warm-up there, as MPI_Init sets
+// environment variables that cuInit reads.
+void before_start_on_demand(std::function<void()> hook);
+
 class Comm {
  public:
   explicit Comm(MPI_Comm comm) : comm_(comm) {}
-  static Comm world() { return Comm(MPI_COMM_WORLD); }
-  static Comm self() { return Comm(MPI_COMM_SELF); }
+  // MPI_COMM_WORLD while MPI runs; otherwise a one-rank Comm that calls no MPI.
+  static Comm world();
+  static Comm self();
 
-  MPI_Comm handle() const { return comm_; }
+  // The MPI communicator, for raw MPI calls (starts MPI on demand for a one-rank Comm).
+  MPI_Comm handle() const;
   int rank() const;
   int size() const;
   bool is_parallel() const { return size() > 1; }
@@ -54,7 +74,10 @@ class Comm {
   void recv(std::span<double> values, int from, int tag) const;
 
  private:
+  struct Alone {};
+  Comm(MPI_Comm comm, Alone) : comm_(comm), alone_(true) {}
   MPI_Comm comm_;
+  bool alone_ = false;  // one rank, MPI not running: rank 0 of 1 without asking MPI
 };
 
 // Where a rank runs: its host, and its rank among the ranks of that host. The launcher's
@@ -85,7 +108,8 @@ class Exchange {
 };
 
 // Prints "hyperbatch: error on rank R (HOST): MESSAGE" and aborts every rank: for
-// failures that cannot be turned into an agreed error (a rank stuck elsewhere).
+// failures that cannot be turned into an agreed error (a rank stuck elsewhere). Without
+// MPI running it exits this process with `exit_code`.
 [[noreturn]] void abort_job(const Comm& comm, const std::string& message, int exit_code);
 
 // Host name of this process, for logs and error messages.

@@ -41,7 +41,7 @@ Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const Comm& comm, int dev
   ncclUniqueId id{};
   if (comm.is_root() && local.ok()) local = nccl_status(ncclGetUniqueId(&id), "ncclGetUniqueId");
   HB_TRY(agree(local, comm));
-  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm.handle());
+  if (comm.is_parallel()) MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm.handle());
   local = nccl_status(ncclCommInitRank(&out->state_->comm, out->size_, id, out->rank_), "ncclCommInitRank");
   HB_TRY(agree(local, comm));
   return out;

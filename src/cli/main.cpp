@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,14 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app, int arg
   return message;
 }
 
+// Commands that may run on the GPU: all but those given --backend cpu.
+bool may_use_device(const CLI::App& command) {
+  static const std::set<std::string> device_commands{"mnf", "pca", "knn", "sam", "run"};
+  if (device_commands.count(command.get_name()) == 0) return false;
+  const CLI::Option* backend = command.get_option_no_throw("--backend");
+  return backend == nullptr || backend->empty() || backend->as<std::string>() != "cpu";
+}
+
 bool is_help_or_version(const CLI::ParseError& e) {
   return dynamic_cast<const CLI::CallForHelp*>(&e) != nullptr ||
          dynamic_cast<const CLI::CallForAllHelp*>(&e) != nullptr ||
@@ -99,8 +108,16 @@ namespace {
 
 int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
+  // MPI starts here only under a launcher; a process of its own is one rank without MPI.
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
-  const std::jthread device_warm_up = hb::warm_up_device();  // joined before MPI ends
+  std::jthread device_warm_up;  // started once the command is known; joined before MPI ends
+  // cuInit reads the environment that MPI_Init writes: a late start waits for the warm-up.
+  hb::mpi::before_start_on_demand([&device_warm_up] {
+    if (device_warm_up.joinable()) device_warm_up.join();
+  });
+  const struct ForgetHook {
+    ~ForgetHook() { hb::mpi::before_start_on_demand({}); }
+  } forget_hook;  // gone before the thread it joins
   const auto world = hb::mpi::Comm::world();
 
   CLI::App app{"hyperbatch: reduce and classify hyperspectral scenes at archive scale", "hyperbatch"};
@@ -124,12 +141,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return report_parse_error(e, app, argc, argv, world.is_root());
   }
+  // The CUDA context starts on a thread while the command opens its inputs; a command
+  // that cannot use the GPU does not wait for it at exit.
+  if (const CLI::App* command = chosen_command(app); command != nullptr && may_use_device(*command))
+    device_warm_up = hb::warm_up_device();
 
   using hb::cli::Verbosity;
   hb::cli::configure_logging(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal,
                              world.rank(), world.size());
   spdlog::debug("hyperbatch {} up {:.2f} s after the process started (exec, libraries, MPI start-up)", HB_VERSION,
                 hb::cli::seconds_since_process_start());
+  if (hb::mpi::running())
+    spdlog::debug("MPI started: rank {} of {}", world.rank(), world.size());
+  else
+    spdlog::debug("MPI not started: one process without a launcher (mpirun, srun)");
   // The last line before MPI and CUDA shut down: what a timed run takes after it is exit.
   struct LogEnd {
     ~LogEnd() {
