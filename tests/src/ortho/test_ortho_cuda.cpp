@@ -62,7 +62,7 @@ void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>
 
 TEST(OrthoCuda, RunWritesTheCpuBytes) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  test::ScratchDir dir("hb_ortho_cuda");
+  hb::test::ScratchDir dir("hb_ortho_cuda");
   const io::CubeShape scene{40, 30, 7}, grid{50, 45, 2};
   std::vector<float> product(static_cast<std::size_t>(scene.pixels() * scene.bands));
   for (std::size_t i = 0; i < product.size(); ++i) product[i] = static_cast<float>(i) * 0.5f;
