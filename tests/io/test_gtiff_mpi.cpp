@@ -119,7 +119,8 @@ TEST_F(GtiffMpi, CollectiveHdf5AndCogInOneProcess) {
   ASSERT_TRUE(module.ok());
   char described[256] = {};
   ASSERT_EQ(module->describe(scratch_.file("before.h5").c_str(), described, sizeof described), 0) << described;
-  EXPECT_EQ(std::string(described).substr(0, 5), "HDF5 ") << described;
+  const std::string driver = std::string(described).substr(0, std::string(described).find(' '));
+  EXPECT_TRUE(driver == "HDF5" || driver == "netCDF") << described;  // both read through GDAL's serial HDF5
   // ...and collective HDF5 I/O through the MPI library goes on.
   auto reopened = open_cube(scratch_.file("before.h5"), &world_);
   ASSERT_TRUE(reopened.ok());
