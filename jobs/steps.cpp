@@ -203,6 +203,7 @@ Result<StepOutcome> run_quicklooks(const SceneContext& c) {
     const std::string png = c.file("mnf_rgb.png");
     HB_TRY(mnf_quicklook(c.file("mnf.h5"), png, q.low_percent, q.high_percent));
     out.outputs.push_back(png);
+    if (fs::exists(geotiff_quicklook_path(png))) out.outputs.push_back(geotiff_quicklook_path(png));
     out.bytes_read += output_bytes(c.file("mnf.h5"));
   }
   if (c.job.knn.enabled) {
@@ -210,6 +211,7 @@ Result<StepOutcome> run_quicklooks(const SceneContext& c) {
     auto legend = class_quicklook(c.file("classes.hdr"), png);
     if (!legend) return legend.error();
     out.outputs.push_back(png);
+    if (fs::exists(geotiff_quicklook_path(png))) out.outputs.push_back(geotiff_quicklook_path(png));
     out.bytes_read += output_bytes(c.file("classes.hdr"));
     out.summary["legend_width"] = *legend;
   }

@@ -208,13 +208,15 @@ def check_job(f, checks):
     code, _, err = clitest.run(f.cli, ["--quiet", "synth", "-o", "flight.hdr", "--lines", LINES, "--samples", SAMPLES,
                                        "--bands", 6, "--classes", 3, "--seed", 1], f.work)
     assert code == 0, err
+    with open(f.path("flight.hdr"), "a") as header:  # the scene itself on a (sensor-aligned) map grid
+        header.write("map info = {UTM, 1, 1, 600000, 4000000, 15, 15, 11, North, WGS-84, units=Meters}\n")
     write_envi(f.path("flight_glt"), f.glt_planes, "bsq",
                f"map info = {UTM_MAP_INFO}\ncoordinate system string = {{{f.utm}}}\n")
     with open(f.path("job.toml"), "w") as job:
         job.write('[job]\nname = "ortho"\noutput = "job-out"\nbackend = "cpu"\n'
                   '[collection]\nscenes = ["flight.hdr"]\ntruth = "{dir}/{stem}_truth.hdr"\n'
                   '[knn]\nk = 1\ntrain_fraction = 0.5\n[mnf]\ncomponents = 2\n'
-                  '[ortho]\nglt = "{dir}/{stem}_glt.hdr"\nformat = "tif"\n')
+                  '[ortho]\nglt = "{dir}/{stem}_glt.hdr"\nformat = "tif"\n[quicklooks]\n')
     code, _, err = clitest.run(f.cli, ["--quiet", "run", "job.toml"], f.work)
     checks.equal(code, 0, f"job with [ortho]: {err}")
     scene = os.path.join(f.work, "job-out", "scenes", "flight")
@@ -224,6 +226,9 @@ def check_job(f, checks):
                 "job: the KNN class map on the grid")
     info = gdalinfo(os.path.join(scene, "mnf_map.tif"))
     checks.equal(info["geoTransform"], gdalinfo(f.path("flight_glt.hdr"))["geoTransform"], "job: the MNF map's grid")
+    quicklook = gdalinfo(os.path.join(scene, "classes.tif"))
+    checks.equal(quicklook["geoTransform"], [600000.0, 15.0, 0.0, 4000000.0, 0.0, -15.0], "job: GeoTIFF quicklook's grid")
+    checks.equal([b["type"] for b in quicklook["bands"]], ["Byte"] * 3, "job: GeoTIFF quicklook is RGB")
 
 
 def main():
