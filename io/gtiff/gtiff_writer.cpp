@@ -50,7 +50,8 @@ class GtiffWriter final : public CubeWriter {
         staging_(std::move(staging)),
         output_(std::move(output)),
         parallel_(parallel),
-        widen_(staging_->info().type != info_.type) {
+        widen_(staging_->info().type != info_.type),
+        staging_header_(envi_output_paths(staging_path(path_)).header) {
     complete_georeference(info_.meta);
     staging_->finish_before_commit([this](const std::string& raw) { return translate(raw); });
   }
@@ -58,19 +59,19 @@ class GtiffWriter final : public CubeWriter {
   const CubeInfo& info() const override { return info_; }
 
   Status write_rows(RowRange rows, std::span<const std::byte> data) override {
-    if (!widen_) return staging_->write_rows(rows, data);
+    if (!widen_) return named_after_output(staging_->write_rows(rows, data));
     // Class maps of 8-bit labels are written as uint16 (the COG's colour-table type).
     std::vector<std::uint16_t> wide(data.size());
     for (std::size_t i = 0; i < data.size(); ++i) wide[i] = static_cast<std::uint8_t>(data[i]);
-    return staging_->write_rows(rows, std::as_bytes(std::span(wide)));
+    return named_after_output(staging_->write_rows(rows, std::as_bytes(std::span(wide))));
   }
 
-  Status reserve(RowRange rows) override { return staging_->reserve(rows); }
+  Status reserve(RowRange rows) override { return named_after_output(staging_->reserve(rows)); }
   bool writes_in_step() const override { return staging_->writes_in_step(); }
 
   Status close() override {
     if (closed_) return {};
-    HB_TRY(staging_->close());  // runs translate() on the rank that commits
+    HB_TRY(named_after_output(staging_->close()));  // runs translate() on the rank that commits
     closed_ = true;
     return {};
   }
@@ -83,6 +84,12 @@ class GtiffWriter final : public CubeWriter {
   }
 
  private:
+  // Errors of the staged file name the output the user asked for.
+  Status named_after_output(Status status) const {
+    if (status.ok() || status.error().file != staging_header_) return status;
+    return Error{status.error().kind, path_, status.error().field, status.error().message};
+  }
+
   Status translate(const std::string& raw) {
     auto write = gtiff::cog_writer();
     if (!write) return write.error();
@@ -133,6 +140,7 @@ class GtiffWriter final : public CubeWriter {
   std::optional<AtomicPath> output_;
   const mpi::Comm* parallel_;
   bool widen_;
+  std::string staging_header_;
   bool closed_ = false;
 };
 

@@ -174,8 +174,13 @@ def expect_bad_input(f, checks, product, glt, field, ranks=1):
     before = clitest.snapshot(f.work)
     code, _, stderr = clitest.run(f.cli, ["ortho", product, "--glt", glt, "-o", "bad.tif"], f.work, f.mpiexec, ranks)
     checks.equal(code, 3, f"bad input {glt}: exit code")
-    line = clitest.one_error_line(stderr, f"bad input {glt}")
-    checks.true(field in line, f"the error names {field}: {line}")
+    if ranks == 1:
+        lines = [clitest.one_error_line(stderr, f"bad input {glt}")]
+    else:  # under mpirun each rank says why it stopped, one line each
+        lines = stderr.splitlines()
+        checks.equal(len(lines), ranks, f"one line per rank: {stderr}")
+    for line in lines:
+        checks.true(field in line, f"the error names {field}: {line}")
     checks.equal(clitest.snapshot(f.work), before, f"bad input {glt}: nothing written, inputs untouched")
 
 
