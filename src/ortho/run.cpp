@@ -89,19 +89,37 @@ struct Pass {
   io::Tile source;
   std::vector<std::byte> out;
 
-  // Gathers grid rows `rows` and writes them.
+  std::int64_t source_budget = 0;  // bytes of product rows one gather may hold
+
+  // Gathers grid rows `rows` and writes them in one call (collective for HDF5).
   Status tile(RowRange rows, OrthoResult& result) {
+    const std::int64_t samples = glt.grid().samples;
+    out.resize(static_cast<std::size_t>(rows.rows() * samples * product.info().bytes_per_pixel()));
+    HB_TRY(gather_rows(rows, rows.begin));
+    const std::int64_t first = (rows.begin - block_begin) * samples;
+    for (std::int64_t p = first; p < first + rows.rows() * samples; ++p)
+      (entries.line[static_cast<std::size_t>(p)] < 0 ? result.empty : result.filled)++;
+    return writer->write_rows(rows, out);
+  }
+
+  // Fills the part of `out` (which starts at grid row out_begin) for grid rows `rows`,
+  // halving them while the product rows they point at exceed the budget (grids at an
+  // angle to the flight line point at many product rows per grid row).
+  Status gather_rows(RowRange rows, std::int64_t out_begin) {
     const auto& info = product.info();
     const std::int64_t samples = glt.grid().samples;
     const std::int64_t first = (rows.begin - block_begin) * samples, pixels = rows.rows() * samples;
     const RowRange from = source_rows(entries, first, pixels);
+    if (from.rows() * info.bytes_per_row() > source_budget && rows.rows() > 1) {
+      const std::int64_t middle = rows.begin + rows.rows() / 2;
+      HB_TRY(gather_rows({rows.begin, middle}, out_begin));
+      return gather_rows({middle, rows.end}, out_begin);
+    }
     if (!from.empty()) HB_TRY(product.read_tile_into(source, from, 0, gatherer.host_allocator()));
-    out.resize(static_cast<std::size_t>(pixels * info.bytes_per_pixel()));
     const GatherTile t{from.empty() ? std::span<const std::byte>{} : std::span<const std::byte>(source.bytes()), from,
                        info.shape.samples, info.bytes_per_pixel(), &entries, first, pixels, fill};
-    HB_TRY(gatherer.gather(t, out));
-    for (std::int64_t p = first; p < first + pixels; ++p) (entries.line[static_cast<std::size_t>(p)] < 0 ? result.empty : result.filled)++;
-    return writer->write_rows(rows, out);
+    const auto offset = static_cast<std::size_t>((rows.begin - out_begin) * samples * info.bytes_per_pixel());
+    return gatherer.gather(t, std::span<std::byte>(out).subspan(offset, static_cast<std::size_t>(pixels * info.bytes_per_pixel())));
   }
 };
 
@@ -126,7 +144,8 @@ Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress) {
   const std::int64_t tile_rows = job.tile_rows > 0 ? job.tile_rows
                                                    : std::max<std::int64_t>(1, job.tile_budget_bytes / std::max<std::int64_t>(1, out_info.bytes_per_row()));
   const auto tiles = rank_tiles(grid.lines, tile_rows, ranks);
-  Pass pass{**product, **glt, **gatherer, nullptr, fill_pixel(out_info), {}, tiles.empty() ? 0 : tiles.front().begin, {}, {}};
+  Pass pass{**product, **glt, **gatherer, nullptr, fill_pixel(out_info), {}, tiles.empty() ? 0 : tiles.front().begin,
+            {}, {}, 2 * job.tile_budget_bytes};
   // Every entry of this rank's rows is checked before any output exists.
   Status read = {};
   if (!tiles.empty()) {
