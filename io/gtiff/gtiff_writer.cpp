@@ -78,7 +78,8 @@ class GtiffWriter final : public CubeWriter {
 
   Status commit() override {
     HB_TRY(close());
-    Status renamed = output_ ? output_->commit() : Status{};
+    Status renamed = sidecar_ ? sidecar_->commit() : Status{};
+    if (renamed && output_) renamed = output_->commit();
     staging_.reset();  // the staged raw file was never committed: removed here
     return parallel_ != nullptr ? mpi::agree(renamed, *parallel_) : renamed;
   }
@@ -118,7 +119,20 @@ class GtiffWriter final : public CubeWriter {
     request.class_rgb = meta.class_lookup.size() == static_cast<std::size_t>(3 * class_count) ? meta.class_lookup.data() : nullptr;
     char error[1024] = {};
     if (write->write(&request, error, sizeof error) != 0) return io_error(path_, std::string("GeoTIFF: ") + error);
+    HB_TRY(keep_sidecar());
     return finish(output_->temporary());
+  }
+
+  // What GeoTIFF cannot hold (category names) GDAL keeps in NAME.aux.xml beside it: it
+  // goes under its own temporary name and is renamed with the output.
+  Status keep_sidecar() {
+    const std::string written = output_->temporary() + ".aux.xml";
+    std::error_code ec;
+    if (!std::filesystem::exists(written, ec)) return {};
+    sidecar_.emplace(path_ + ".aux.xml");
+    std::filesystem::rename(written, sidecar_->temporary(), ec);
+    if (ec) return io_error(path_ + ".aux.xml", "cannot rename GDAL's sidecar: " + ec.message());
+    return {};
   }
 
   void set_nodata(HbCogRequest& request, bool classes) const {
@@ -138,6 +152,7 @@ class GtiffWriter final : public CubeWriter {
   CubeInfo info_;
   std::unique_ptr<CubeWriter> staging_;
   std::optional<AtomicPath> output_;
+  std::optional<AtomicPath> sidecar_;  // NAME.tif.aux.xml, when GDAL writes one
   const mpi::Comm* parallel_;
   bool widen_;
   std::string staging_header_;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/ortho/run.hpp"
 #include "tests/src/ortho/gather_cases.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -62,6 +63,7 @@ void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>
 
 TEST(OrthoCuda, RunWritesTheCpuBytes) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  static const mpi::Runtime runtime(nullptr, nullptr);  // ortho::run uses the world communicator
   hb::test::ScratchDir dir("hb_ortho_cuda");
   const io::CubeShape scene{40, 30, 7}, grid{50, 45, 2};
   std::vector<float> product(static_cast<std::size_t>(scene.pixels() * scene.bands));

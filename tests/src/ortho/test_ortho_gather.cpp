@@ -7,6 +7,7 @@
 #include <span>
 
 #include "io/cube.hpp"
+#include "mpi/comm.hpp"
 #include "src/ortho/run.hpp"
 #include "tests/src/ortho/gather_cases.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -40,6 +41,7 @@ void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>
 // A grid across the flight line (each grid row points at every product row): a budget
 // of a few product rows splits the tiles down to single grid rows, with the same bytes.
 TEST(OrthoRun, SmallSourceBudgetGivesTheSameBytes) {
+  static const mpi::Runtime runtime(nullptr, nullptr);  // ortho::run uses the world communicator
   hb::test::ScratchDir dir("hb_ortho_budget");
   const io::CubeShape scene{60, 8, 5}, grid{9, 60, 2};
   std::vector<std::int16_t> product(static_cast<std::size_t>(scene.pixels() * scene.bands));
