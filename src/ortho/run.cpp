@@ -37,20 +37,24 @@ Status check_source_shape(const io::Glt& glt, const io::CubeInfo& product, const
   return {};
 }
 
-// Every entry of `rows` (grid rows starting at first_row) inside the product.
+// Every entry of `rows` (grid rows starting at first_row) inside the product, with both
+// indices or neither.
 Status check_entries(const io::Glt& glt, const io::GltRows& rows, std::int64_t first_row, const io::CubeShape& product) {
   const std::int64_t samples = glt.grid().samples;
   for (std::size_t p = 0; p < rows.sample.size(); ++p) {
     const std::int64_t s = rows.sample[p], l = rows.line[p];
-    if ((s < 0) != (l < 0) || s >= product.samples || l >= product.lines) {
-      const bool bad_sample = s >= product.samples || (s < 0) != (l < 0);
-      const std::int64_t row = first_row + static_cast<std::int64_t>(p) / samples;
-      const std::int64_t column = static_cast<std::int64_t>(p) % samples;
-      return bad_input(glt.path(), bad_sample ? glt.sample_field() : glt.line_field(),
-                       fmt::format("grid pixel (line {}, sample {}) points at {} {}, outside the product's {} {}",
-                                   row + 1, column + 1, bad_sample ? "sample" : "line", (bad_sample ? s : l) + 1,
-                                   bad_sample ? product.samples : product.lines, bad_sample ? "samples" : "lines"));
-    }
+    const bool sample_ok = s < product.samples && (s >= 0 || l < 0);
+    const bool line_ok = l < product.lines && (l >= 0 || s < 0);
+    if (sample_ok && line_ok) continue;
+    const std::string pixel = fmt::format("grid pixel (line {}, sample {})", first_row + static_cast<std::int64_t>(p) / samples + 1,
+                                          static_cast<std::int64_t>(p) % samples + 1);
+    if ((s < 0) != (l < 0))
+      return bad_input(glt.path(), s < 0 ? glt.sample_field() : glt.line_field(),
+                       pixel + " has one index 0 (no data) and the other not");
+    return bad_input(glt.path(), sample_ok ? glt.line_field() : glt.sample_field(),
+                     fmt::format("{} points at {} {}, outside the product's {} {}", pixel, sample_ok ? "line" : "sample",
+                                 (sample_ok ? l : s) + 1, sample_ok ? product.lines : product.samples,
+                                 sample_ok ? "lines" : "samples"));
   }
   return {};
 }

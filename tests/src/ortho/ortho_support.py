@@ -88,6 +88,8 @@ def write_emit_glt(path, sample, line, geotransform, wkt, scene_shape=None):
 
 
 def gdalinfo(path):
+    if path.endswith(".hdr"):  # GDAL opens ENVI rasters by their data file
+        path = path[:-4] + ".img"
     out = subprocess.run(["gdalinfo", "-json", "-mdd", "all", path], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -97,7 +99,6 @@ def gdal_pixels(path, work):
     """The raster of any GDAL-readable file as (lines, samples, bands), via an ENVI copy."""
     copy = os.path.join(work, "gdal_copy")
     subprocess.run(["gdal_translate", "-q", "-of", "ENVI", "-co", "INTERLEAVE=BIP", path, copy + ".img"], check=True)
-    os.replace(copy + ".img", copy + ".img")
     info = gdalinfo(copy + ".img")
     lines, samples, bands = info["size"][1], info["size"][0], len(info["bands"])
     dtype = {"Float32": "<f4", "UInt16": "<u2", "Byte": "u1", "Int16": "<i2", "Int32": "<i4", "Float64": "<f8"}[
