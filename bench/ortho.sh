@@ -7,20 +7,22 @@
 #  2. The flightline's class map onto the same grid as ENVI and as a Cloud-Optimized
 #     GeoTIFF (target: the GeoTIFF within 1.5x the ENVI time). Needs GDAL on the host.
 # Usage: bench/ortho.sh [HYPERBATCH] [WORK_DIR]     (prints a summary; WORK_DIR needs ~25 GB)
+#   HB_ORTHO_LINES / HB_ORTHO_BANDS shrink the flightline (default 16384 lines, 224 bands).
 set -uo pipefail
 hb=${1:-build/cuda/src/hyperbatch}
 work=${2:-/tmp/hb-ortho-bench}; mkdir -p "$work"
 py=${HB_PYTHON:-/usr/bin/python3}
 now() { date +%s.%N; }
 since() { "$py" -c "print(round($(now) - $1, 3))"; }
+lines=${HB_ORTHO_LINES:-16384}; bands=${HB_ORTHO_BANDS:-224}
 scene=$work/flightline.hdr
 if [[ ! -f $work/flightline.img ]]; then
-  "$hb" -q synth -o "$scene" --lines 16384 --samples 677 --bands 224 --classes 8 --seed 1 --fill-border 0.1 >/dev/null
+  "$hb" -q synth -o "$scene" --lines "$lines" --samples 677 --bands "$bands" --classes 8 --seed 1 --fill-border 0.1 >/dev/null
 fi
 # The GLT: each grid pixel's centre rotated back into the scene; outside = 0 (no data).
-"$py" - "$work/flightline_glt" <<'PY'
+"$py" - "$work/flightline_glt" "$lines" <<'PY'
 import sys, numpy as np
-lines, samples, angle = 16384, 677, np.deg2rad(2.0)
+lines, samples, angle = int(sys.argv[2]), 677, np.deg2rad(2.0)
 c, s = np.cos(angle), np.sin(angle)
 gl, gs = int(lines * c + samples * s) + 1, int(samples * c + lines * s) + 1
 y, x = np.mgrid[0:gl, 0:gs].astype(np.float32) + 0.5
@@ -33,8 +35,8 @@ open(sys.argv[1] + ".hdr", "w").write(f"ENVI\nsamples = {gs}\nlines = {gl}\nband
   "data type = 3\ninterleave = bip\nbyte order = 0\nmap info = {UTM, 1, 1, 500000, 4200000, 5, 5, 11, North, WGS-84, units=Meters}\n")
 PY
 glt=$work/flightline_glt.hdr
-out_bytes=$("$py" -c "import re;h=open('$glt').read();g=lambda k:int(re.search(k+r' = (\d+)',h).group(1));print(g('lines')*g('samples')*224*2)")
-sync; t0=$(now); cat "$work/flightline.img" > /dev/null; echo "read floor   (cat, 5 GB product):         $(since $t0) s"
+out_bytes=$("$py" -c "import re;h=open('$glt').read();g=lambda k:int(re.search(k+r' = (\d+)',h).group(1));print(g('lines')*g('samples')*$bands*2)")
+sync; t0=$(now); cat "$work/flightline.img" > /dev/null; echo "read floor   (cat, $((lines * 677 * bands * 2 / 1000000)) MB product):  $(since $t0) s"
 t0=$(now); dd if=/dev/zero of="$work/floor.img" bs=64M count=$((out_bytes / 67108864 + 1)) conv=fdatasync status=none
 echo "write floor  (dd, $((out_bytes / 1000000)) MB result):       $(since $t0) s"; rm -f "$work/floor.img"
 for backend in cpu cuda; do
