@@ -18,9 +18,10 @@ class Comm;
 
 namespace hb::io {
 
-enum class CubeFormat { envi, hdf5 };
+enum class CubeFormat { envi, hdf5, gtiff };
 
-// Decides by name: .h5/.hdf5/.he5/.nc are HDF5, everything else ENVI.
+// Decides by name: .h5/.hdf5/.he5/.nc are HDF5, .tif/.tiff Cloud-Optimized GeoTIFF
+// (written only, io/gtiff/gtiff_writer.hpp), everything else ENVI.
 CubeFormat format_from_path(const std::string& path);
 
 class Cube {

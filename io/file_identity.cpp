@@ -61,7 +61,8 @@ void FilePlan::read_file(const std::string& option, const std::string& path) {
 
 void FilePlan::write_cube(const std::string& option, const std::string& path) {
   if (path.empty()) return;
-  if (format_from_path(path) == CubeFormat::hdf5) return write_file(option, path);
+  if (format_from_path(path) == CubeFormat::gtiff) write_file(option, path + ".aux.xml");  // GDAL's sidecar
+  if (format_from_path(path) != CubeFormat::envi) return write_file(option, path);
   const auto pair = envi_output_paths(path);
   writes_.push_back({option, path, pair.header});
   writes_.push_back({option, path, pair.data});

@@ -3,6 +3,7 @@
 #include <span>
 #include <type_traits>
 
+#include "io/glt/map_grid.hpp"
 #include "io/hdf5_attributes.hpp"
 
 namespace hb::io::h5 {
@@ -84,6 +85,20 @@ Status read_envi_layout(const Attributes& attrs, Metadata& meta) {
   return {};
 }
 
+// A cube on a map grid carries GDAL's geotransform and WKT (docs/formats.md), taken
+// from the ENVI map info when only that is known.
+Status write_georeference(const Attributes& attrs, const Metadata& meta) {
+  Metadata georef;
+  georef.geotransform = meta.geotransform;
+  georef.spatial_ref = meta.spatial_ref;
+  georef.map_info = meta.map_info;
+  georef.coordinate_system_string = meta.coordinate_system_string;
+  complete_georeference(georef);
+  if (georef.geotransform.size() != 6) return {};
+  HB_TRY(attrs.put("geotransform", std::span<const double>(georef.geotransform)));
+  return put_if_set(attrs, "spatial_ref", georef.spatial_ref);
+}
+
 }  // namespace
 
 Status write_metadata(hid_t cube, const Metadata& meta, const std::string& file) {
@@ -104,6 +119,7 @@ Status write_metadata(hid_t cube, const Metadata& meta, const std::string& file)
   HB_TRY(put_if_set(attrs, "spectra_names", meta.spectra_names));
   HB_TRY(write_extra(attrs, meta));
   HB_TRY(put_if_set(attrs, "source_file", meta.source_file));
+  HB_TRY(write_georeference(attrs, meta));
   return write_envi_layout(attrs, meta);
 }
 
@@ -126,6 +142,8 @@ Result<Metadata> read_metadata(hid_t cube, const std::string& file) {
   HB_TRY(take(attrs.get_strings("spectra_names"), meta.spectra_names));
   HB_TRY(read_extra(attrs, meta));
   HB_TRY(take(attrs.get_string("source_file"), meta.source_file));
+  HB_TRY(take(attrs.get_doubles("geotransform"), meta.geotransform));
+  HB_TRY(take(attrs.get_string("spatial_ref"), meta.spatial_ref));
   HB_TRY(read_envi_layout(attrs, meta));
   return meta;
 }

@@ -45,6 +45,12 @@ struct Metadata {
   std::string source_file;
   std::optional<Interleave> envi_interleave;
   std::optional<ByteOrder> envi_byte_order;
+  // Where the grid lies on the map (empty = not on a map): GDAL's affine geotransform
+  // (x0, dx, row rotation, y0, column rotation, dy) and the spatial reference as WKT.
+  // ENVI headers carry the same as map info / coordinate system string
+  // (io/glt/map_grid.hpp converts).
+  std::vector<double> geotransform;
+  std::string spatial_ref;
 
   bool band_is_good(std::int64_t band) const {
     return bbl.empty() || bbl[static_cast<std::size_t>(band)] != 0;

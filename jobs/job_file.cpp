@@ -70,10 +70,12 @@ Status read_scene_tables(const toml::node& node, TomlReader& parent, JobSpec& jo
     SceneSpec scene;
     HB_TRY(r.string("path", scene.path));
     HB_TRY(r.string("truth", scene.truth));
+    HB_TRY(r.string("glt", scene.glt));
     HB_TRY(r.string("name", scene.name));
     if (scene.path.empty()) return parent.error_at(item, "scene.path", "each [[collection.scene]] needs a path");
     scene.path = resolve(job.file, scene.path);
     scene.truth = resolve(job.file, scene.truth);
+    scene.glt = resolve(job.file, scene.glt);
     HB_TRY(check_outside_output(job, scene.path, origin_of(r, *t, "path")));
     scene.origin = origin_of(r, *t, scene.name.empty() ? "path" : "name");
     if (!scene.name.empty()) HB_TRY(check_scene_name(job.file, scene.name, scene.origin));
@@ -211,6 +213,20 @@ Status read_sam(const toml::table& root, JobSpec& job) {
   return r.finish();
 }
 
+Status read_ortho(const toml::table& root, JobSpec& job) {
+  const toml::table* t = sub_table(root, "ortho");
+  if (t == nullptr) return {};
+  TomlReader r(*t, job.file, "ortho");
+  job.ortho.enabled = true;
+  HB_TRY(r.string("glt", job.glt_pattern));
+  HB_TRY(r.string("format", job.ortho.format));
+  if (job.ortho.format != "tif" && job.ortho.format != "h5" && job.ortho.format != "hdr")
+    return r.error("format", "must be tif, h5 or hdr");
+  if (!job.mnf.enabled && !job.knn.enabled && !job.sam.enabled)
+    return r.error("glt", "ortho puts the mnf, knn or sam outputs on the map: add one of them");
+  return r.finish();
+}
+
 Status read_quicklooks(const toml::table& root, JobSpec& job) {
   const toml::table* t = sub_table(root, "quicklooks");
   if (t == nullptr) return {};
@@ -225,7 +241,7 @@ Status read_quicklooks(const toml::table& root, JobSpec& job) {
 
 Status check_tables(const toml::table& root, const JobSpec& job) {
   static const std::vector<std::string> known{"job", "collection", "generate", "ingest", "mnf",
-                                              "knn", "sam",        "quicklooks", "report"};
+                                              "knn", "sam",        "quicklooks", "report", "ortho"};
   for (const auto& [key, value] : root) {
     const std::string name(key.str());
     if (std::find(known.begin(), known.end(), name) == known.end())
@@ -258,6 +274,7 @@ Result<JobSpec> parse_job_text(std::string_view text, const std::string& path) {
   HB_TRY(read_mnf(root, job));
   HB_TRY(read_knn(root, job));
   HB_TRY(read_sam(root, job));
+  HB_TRY(read_ortho(root, job));
   HB_TRY(read_quicklooks(root, job));
   if (job.quicklooks.enabled && !job.mnf.enabled && !job.knn.enabled)
     return bad_input(path, "quicklooks", "line 1: quicklooks draw the mnf or knn outputs: add [mnf] or [knn]");
@@ -348,6 +365,7 @@ Result<std::vector<SceneSpec>> resolve_collection(const JobSpec& job) {
     if (s.name.empty()) s.name = fs::path(s.path).stem().string();
     HB_TRY(check_scene_name(job.file, s.name, s.origin));
     if (s.truth.empty() && !job.truth_pattern.empty()) s.truth = expand_pattern(job.truth_pattern, s.path);
+    if (s.glt.empty() && !job.glt_pattern.empty()) s.glt = resolve(job.file, expand_pattern(job.glt_pattern, s.path));
   }
   for (const auto& g : job.generate) {
     SceneSpec s;

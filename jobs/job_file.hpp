@@ -39,6 +39,7 @@ struct SceneSpec {
   std::string path;   // ENVI header or HDF5 cube; for generated scenes, where it will be
   std::string truth;  // class raster for knn; empty = none
   std::optional<GenerateSpec> generate;
+  std::string glt;    // geometric look-up table for [ortho]; empty = none
   Origin origin;  // the key its name comes from (given, or derived from a file name)
 };
 
@@ -78,6 +79,13 @@ struct QuicklookStep {
   double high_percent = 98.0;
 };
 
+// Every product of the scene (MNF components, KNN and SAM class maps) put on the map
+// grid of the scene's GLT (src/ortho/run.hpp) as PRODUCT_map.FORMAT.
+struct OrthoStep {
+  bool enabled = false;
+  std::string format = "tif";  // tif | h5 | hdr
+};
+
 struct JobSpec {
   std::string file;    // the job file, as given
   std::string name;
@@ -86,6 +94,7 @@ struct JobSpec {
   std::vector<ListedPath> scene_paths;  // explicit, resolved
   std::vector<ListedPath> globs;        // resolved patterns
   std::string truth_pattern;             // "{dir}/{stem}_truth.hdr"; empty = none
+  std::string glt_pattern;               // [ortho] glt: "{dir}/{stem}_glt.hdr"; empty = none
   std::vector<SceneSpec> explicit_scenes;  // from [[collection.scene]] tables
   std::vector<GenerateSpec> generate;
   std::int64_t large_scene_bytes = 0;  // 0 = off; see jobs/README.md (scheduling)
@@ -93,6 +102,7 @@ struct JobSpec {
   MnfStep mnf;
   KnnStep knn;
   SamStep sam;
+  OrthoStep ortho;
   QuicklookStep quicklooks;
   bool report = true;
 };

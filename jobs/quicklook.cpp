@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 
 #include "io/cube.hpp"
+#include "io/glt/map_grid.hpp"
 
 namespace hb::jobs {
 namespace {
@@ -82,7 +84,33 @@ ClassStyle style_of(const io::Metadata& meta, int id) {
   return s;
 }
 
+// The first `width` columns of `image` as a 3-band uint8 GeoTIFF on the grid of `product`
+// (nothing when the product is not on a map).
+Status write_geotiff_quicklook(const RgbImage& image, std::int64_t width, std::int64_t height,
+                               const io::Metadata& product, const std::string& png) {
+  io::CubeInfo info{{height, width, 3}, DataType::u8, {}};
+  info.meta.geotransform = product.geotransform;
+  info.meta.spatial_ref = product.spatial_ref;
+  info.meta.map_info = product.map_info;
+  info.meta.coordinate_system_string = product.coordinate_system_string;
+  io::complete_georeference(info.meta);
+  if (info.meta.geotransform.size() != 6) return {};
+  info.meta.band_names = {"red", "green", "blue"};
+  auto writer = io::create_cube(geotiff_quicklook_path(png), info);
+  if (!writer) return writer.error();
+  std::vector<std::uint8_t> rows(static_cast<std::size_t>(width * height * 3));
+  for (std::int64_t y = 0; y < height; ++y)
+    std::copy_n(image.rgb.data() + y * image.width * 3, width * 3, rows.data() + y * width * 3);
+  HB_TRY((*writer)->write_rows({0, height}, std::as_bytes(std::span(rows))));
+  return (*writer)->commit();
+}
+
 }  // namespace
+
+std::string geotiff_quicklook_path(const std::string& png) {
+  const auto dot = png.rfind(".png");
+  return (dot == std::string::npos ? png : png.substr(0, dot)) + ".tif";
+}
 
 Status mnf_quicklook(const std::string& components, const std::string& png, double low_percent, double high_percent) {
   auto cube = io::open_cube(components);
@@ -98,7 +126,8 @@ Status mnf_quicklook(const std::string& components, const std::string& png, doub
     const auto [lo, hi] = percentiles(band, low_percent, high_percent);
     for (std::int64_t p = 0; p < shape.pixels(); ++p) image.rgb[static_cast<std::size_t>(p * 3 + c)] = stretch(band[static_cast<std::size_t>(p)], lo, hi);
   }
-  return write_png(png, image);
+  HB_TRY(write_png(png, image));
+  return write_geotiff_quicklook(image, shape.samples, shape.lines, (*cube)->info().meta, png);
 }
 
 Result<std::int64_t> class_quicklook(const std::string& classes, const std::string& png) {
@@ -140,6 +169,7 @@ Result<std::int64_t> class_quicklook(const std::string& classes, const std::stri
     y += row_height;
   }
   HB_TRY(write_png(png, image));
+  HB_TRY(write_geotiff_quicklook(image, info.shape.samples, info.shape.lines, info.meta, png));
   return legend_width;
 }
 

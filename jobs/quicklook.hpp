@@ -27,6 +27,11 @@ struct RgbImage {
 // 8-bit RGB PNG, written under a temporary name and renamed.
 Status write_png(const std::string& path, const RgbImage& image);
 
+// Quicklooks of a product on a map grid (a geotransform, or ENVI map info) are also
+// written beside the PNG as a small 3-band uint8 Cloud-Optimized GeoTIFF on that grid
+// (no legend): NAME.png -> NAME.tif.
+std::string geotiff_quicklook_path(const std::string& png);
+
 // Components 1..3 of `components` (any cube) as R, G, B; non-finite pixels black.
 // Image size: samples x lines.
 Status mnf_quicklook(const std::string& components, const std::string& png, double low_percent, double high_percent);

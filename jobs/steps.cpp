@@ -14,6 +14,7 @@
 #include "src/knn/report.hpp"
 #include "src/knn/run.hpp"
 #include "src/mnf/run.hpp"
+#include "src/ortho/run.hpp"
 #include "src/sam/run.hpp"
 #include "src/synth/synth.hpp"
 
@@ -159,6 +160,42 @@ Result<StepOutcome> run_sam(const SceneContext& c) {
   return out;
 }
 
+// The products of the scene's earlier steps, by file name in the scene folder.
+std::vector<std::string> mapped_products(const JobSpec& job) {
+  std::vector<std::string> products;
+  if (job.mnf.enabled) products.push_back("mnf.h5");
+  if (job.knn.enabled) products.push_back("classes.hdr");
+  if (job.sam.enabled) products.push_back("sam_classes.hdr");
+  return products;
+}
+
+// "classes.hdr" -> "classes_map.tif": the product on the grid of the scene's GLT.
+std::string map_name(const std::string& product, const std::string& format) {
+  return fs::path(product).stem().string() + "_map." + format;
+}
+
+Result<StepOutcome> run_ortho(const SceneContext& c) {
+  if (c.scene.glt.empty())
+    return bad_input(c.job.file, "ortho.glt", "scene " + c.scene.name + " has no GLT to put its products on a map");
+  StepOutcome out;
+  const auto ranks = c.comm();
+  for (const auto& product : mapped_products(c.job)) {
+    ortho::OrthoJob job;
+    job.product = c.file(product);
+    job.glt = c.scene.glt;
+    job.output = c.file(map_name(product, c.job.ortho.format));
+    job.backend = *backend_kind_from_name(c.job.backend);
+    job.comm = &ranks;
+    auto result = ortho::run(job);
+    if (!result) return result.error();
+    out.outputs.push_back(job.output);
+    out.bytes_read += output_bytes(job.product);
+    out.pixels += result->filled + result->empty;
+    out.summary[product] = {{"filled", result->filled}, {"empty", result->empty}};
+  }
+  return out;
+}
+
 Result<StepOutcome> run_quicklooks(const SceneContext& c) {
   StepOutcome out;
   const auto& q = c.job.quicklooks;
@@ -166,6 +203,7 @@ Result<StepOutcome> run_quicklooks(const SceneContext& c) {
     const std::string png = c.file("mnf_rgb.png");
     HB_TRY(mnf_quicklook(c.file("mnf.h5"), png, q.low_percent, q.high_percent));
     out.outputs.push_back(png);
+    if (fs::exists(geotiff_quicklook_path(png))) out.outputs.push_back(geotiff_quicklook_path(png));
     out.bytes_read += output_bytes(c.file("mnf.h5"));
   }
   if (c.job.knn.enabled) {
@@ -173,6 +211,7 @@ Result<StepOutcome> run_quicklooks(const SceneContext& c) {
     auto legend = class_quicklook(c.file("classes.hdr"), png);
     if (!legend) return legend.error();
     out.outputs.push_back(png);
+    if (fs::exists(geotiff_quicklook_path(png))) out.outputs.push_back(geotiff_quicklook_path(png));
     out.bytes_read += output_bytes(c.file("classes.hdr"));
     out.summary["legend_width"] = *legend;
   }
@@ -204,6 +243,9 @@ const std::vector<Step>& scene_steps() {
       {"sam", [](const JobSpec& j, const SceneSpec&) { return j.sam.enabled; },
        [](const JobSpec& j) { return fmt::format("{}", j.sam.max_angle); },
        [](const SceneContext& c) { return std::vector<std::string>{c.job.sam.library}; }, run_sam, true, true},
+      {"ortho", [](const JobSpec& j, const SceneSpec&) { return j.ortho.enabled; },
+       [](const JobSpec& j) { return j.ortho.format; },
+       [](const SceneContext& c) { return std::vector<std::string>{c.scene.glt}; }, run_ortho, true, true},
       {"quicklooks", [](const JobSpec& j, const SceneSpec&) { return j.quicklooks.enabled; },
        [](const JobSpec& j) { return fmt::format("{} {}", j.quicklooks.low_percent, j.quicklooks.high_percent); },
        no_inputs, run_quicklooks},

@@ -57,7 +57,7 @@ struct Step {
   bool distributed = false;
 };
 
-// In the order they run on a scene: generate, ingest, mnf, knn, sam, quicklooks.
+// In the order they run on a scene: generate, ingest, mnf, knn, sam, ortho, quicklooks.
 const std::vector<Step>& scene_steps();
 
 // Bytes of a written output: a header's data file counts with it.

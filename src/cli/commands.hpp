@@ -28,6 +28,7 @@ Registered register_knn(CLI::App& root);
 Registered register_sam(CLI::App& root);
 Registered register_run(CLI::App& root);
 Registered register_submit(CLI::App& root);
+Registered register_ortho(CLI::App& root);
 
 // Exit codes beyond hb::ErrorKind: 0 success, 2 usage (CLI11 parse errors too).
 constexpr int kExitSuccess = 0;

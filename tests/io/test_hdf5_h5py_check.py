@@ -53,6 +53,9 @@ def expected_attributes(bands):
         "source_file": "/data/f970619t01p02_r02_sc01.a.rfl",
         "envi_interleave": "bil",
         "envi_byte_order": 1,
+        # the map info's grid in GDAL's terms (docs/formats.md), written beside it
+        "geotransform": np.array([500000.0, 30.0, 0.0, 4000000.0, 0.0, -30.0]),
+        "spatial_ref": 'PROJCS["WGS_1984_UTM_Zone_13N",GEOGCS["GCS_WGS_1984"]]',
     }
 
 

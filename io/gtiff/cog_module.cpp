@@ -1,0 +1,140 @@
+// The GDAL module: turns a staged raw raster into a Cloud-Optimized GeoTIFF through
+// GDAL's COG driver. Only this file links GDAL (io/gtiff/cog_module.h says why).
+//
+// The raw file is exposed to GDAL as an in-memory VRT of raw bands (no copy); the
+// georeference, no-data, band descriptions and class table are set on the VRT, and the
+// COG driver copies it, tiling and adding overviews as it does.
+#include "io/gtiff/cog_module.h"
+
+#include <cpl_conv.h>
+#include <cpl_error.h>
+#include <cpl_string.h>
+#include <gdal.h>
+#include <ogr_srs_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+int fail(char* error, int size, const std::string& what) {
+  const char* gdal = CPLGetLastErrorMsg();
+  std::snprintf(error, static_cast<std::size_t>(size), "%s%s%s", what.c_str(), gdal && *gdal ? ": " : "",
+                gdal ? gdal : "");
+  return 1;
+}
+
+bool add_raw_bands(GDALDatasetH vrt, const HbCogRequest& r, GDALDataType type) {
+  const long long sample = GDALGetDataTypeSizeBytes(type);
+  const long long pixel = sample * r.bands;
+  const long long line = pixel * r.samples;
+  for (long long b = 0; b < r.bands; ++b) {
+    CPLStringList options;
+    options.SetNameValue("subClass", "VRTRawRasterBand");
+    options.SetNameValue("SourceFilename", r.raw_path);
+    options.SetNameValue("relativeToVRT", "0");
+    options.SetNameValue("ImageOffset", std::to_string(b * sample).c_str());
+    options.SetNameValue("PixelOffset", std::to_string(pixel).c_str());
+    options.SetNameValue("LineOffset", std::to_string(line).c_str());
+    options.SetNameValue("ByteOrder", CPL_IS_LSB ? "LSB" : "MSB");
+    if (GDALAddBand(vrt, type, options.List()) != CE_None) return false;
+  }
+  return true;
+}
+
+bool set_georeference(GDALDatasetH vrt, const HbCogRequest& r) {
+  if (r.geotransform != nullptr) {
+    double gt[6];
+    std::memcpy(gt, r.geotransform, sizeof gt);
+    if (GDALSetGeoTransform(vrt, gt) != CE_None) return false;
+  }
+  if (r.spatial_ref == nullptr || *r.spatial_ref == '\0') return true;
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
+  OSRSetAxisMappingStrategy(srs, OAMS_TRADITIONAL_GIS_ORDER);
+  bool ok = OSRSetFromUserInput(srs, r.spatial_ref) == OGRERR_NONE;
+  if (ok) ok = GDALSetSpatialRef(vrt, srs) == CE_None;
+  OSRDestroySpatialReference(srs);
+  return ok;
+}
+
+bool set_bands(GDALDatasetH vrt, const HbCogRequest& r) {
+  for (int b = 0; b < static_cast<int>(r.bands); ++b) {
+    GDALRasterBandH band = GDALGetRasterBand(vrt, b + 1);
+    if (r.has_nodata && GDALSetRasterNoDataValue(band, r.nodata) != CE_None) return false;
+    if (r.band_names != nullptr) GDALSetDescription(band, r.band_names[b]);
+    if (r.wavelengths != nullptr) {
+      GDALSetMetadataItem(band, "wavelength", CPLSPrintf("%.17g", r.wavelengths[b]), nullptr);
+      if (r.wavelength_units != nullptr) GDALSetMetadataItem(band, "wavelength_units", r.wavelength_units, nullptr);
+    }
+  }
+  return true;
+}
+
+bool set_classes(GDALDatasetH vrt, const HbCogRequest& r) {
+  if (r.classes <= 0) return true;
+  GDALRasterBandH band = GDALGetRasterBand(vrt, 1);
+  if (r.class_names != nullptr) {
+    CPLStringList names;
+    for (int c = 0; c < r.classes; ++c) names.AddString(r.class_names[c]);
+    if (GDALSetRasterCategoryNames(band, names.List()) != CE_None) return false;
+  }
+  if (r.class_rgb == nullptr) return true;
+  GDALColorTableH table = GDALCreateColorTable(GPI_RGB);
+  for (int c = 0; c < r.classes; ++c) {
+    const GDALColorEntry entry{static_cast<short>(r.class_rgb[3 * c]), static_cast<short>(r.class_rgb[3 * c + 1]),
+                               static_cast<short>(r.class_rgb[3 * c + 2]), 255};
+    GDALSetColorEntry(table, c, &entry);
+  }
+  const bool ok = GDALSetRasterColorTable(band, table) == CE_None;
+  GDALDestroyColorTable(table);
+  return ok;
+}
+
+}  // namespace
+
+extern "C" int hb_cog_abi(void) { return HB_COG_ABI_VERSION; }
+
+extern "C" int hb_cog_write(const HbCogRequest* request, char* error, int error_size) {
+  const HbCogRequest& r = *request;
+  GDALAllRegister();
+  CPLErrorReset();
+  const GDALDataType type = GDALGetDataTypeByName(r.gdal_type);
+  if (type == GDT_Unknown) return fail(error, error_size, std::string("no GDAL type ") + r.gdal_type);
+  GDALDriverH vrt_driver = GDALGetDriverByName("VRT");
+  GDALDriverH cog_driver = GDALGetDriverByName("COG");
+  if (vrt_driver == nullptr || cog_driver == nullptr) return fail(error, error_size, "GDAL lacks the VRT or COG driver");
+  GDALDatasetH vrt = GDALCreate(vrt_driver, "", static_cast<int>(r.samples), static_cast<int>(r.lines), 0, type, nullptr);
+  if (vrt == nullptr) return fail(error, error_size, "cannot create the staging VRT");
+  bool ok = add_raw_bands(vrt, r, type);
+  if (ok) ok = set_georeference(vrt, r);
+  if (ok) ok = set_bands(vrt, r);
+  if (ok) ok = set_classes(vrt, r);
+  if (!ok) {
+    GDALClose(vrt);
+    return fail(error, error_size, "cannot describe the raster to GDAL");
+  }
+  CPLStringList options;
+  options.SetNameValue("COMPRESS", "DEFLATE");
+  options.SetNameValue("LEVEL", "1");
+  options.SetNameValue("PREDICTOR", "NO");
+  options.SetNameValue("BIGTIFF", "IF_SAFER");
+  options.SetNameValue("NUM_THREADS", r.threads > 0 ? std::to_string(r.threads).c_str() : "ALL_CPUS");
+  GDALDatasetH cog = GDALCreateCopy(cog_driver, r.output_path, vrt, FALSE, options.List(), nullptr, nullptr);
+  GDALClose(vrt);
+  if (cog == nullptr) return fail(error, error_size, "the COG driver failed");
+  GDALClose(cog);
+  if (CPLGetLastErrorType() >= CE_Failure) return fail(error, error_size, "the COG driver failed");
+  return 0;
+}
+
+extern "C" int hb_gdal_describe(const char* path, char* out, int out_size) {
+  GDALAllRegister();
+  CPLErrorReset();
+  GDALDatasetH ds = GDALOpen(path, GA_ReadOnly);
+  if (ds == nullptr) return fail(out, out_size, std::string("GDAL cannot open ") + path);
+  std::snprintf(out, static_cast<std::size_t>(out_size), "%s %dx%dx%d", GDALGetDriverShortName(GDALGetDatasetDriver(ds)),
+                GDALGetRasterXSize(ds), GDALGetRasterYSize(ds), GDALGetRasterCount(ds));
+  GDALClose(ds);
+  return 0;
+}
