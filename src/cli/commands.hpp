@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <vector>
 
 #include "src/base/error.hpp"
 
@@ -18,17 +19,17 @@ struct Registered {
   Action action;
 };
 
-Registered register_info(CLI::App& root);
-Registered register_ingest(CLI::App& root);
-Registered register_export(CLI::App& root);
-Registered register_synth(CLI::App& root);
-Registered register_mnf(CLI::App& root);
-Registered register_pca(CLI::App& root);
-Registered register_knn(CLI::App& root);
-Registered register_sam(CLI::App& root);
-Registered register_run(CLI::App& root);
-Registered register_submit(CLI::App& root);
-Registered register_ortho(CLI::App& root);
+// Every subcommand, in the order `--help` lists them. A new command is its file (which
+// defines register_NAME) and its name here: the one registration line.
+#define HB_CLI_COMMANDS(X) \
+  X(info) X(ingest) X(export) X(synth) X(mnf) X(pca) X(knn) X(sam) X(ortho) X(run) X(submit)
+
+#define HB_CLI_DECLARE_COMMAND(name) Registered register_##name(CLI::App& root);
+HB_CLI_COMMANDS(HB_CLI_DECLARE_COMMAND)
+#undef HB_CLI_DECLARE_COMMAND
+
+// Registers every command of HB_CLI_COMMANDS on `root`.
+std::vector<Registered> register_commands(CLI::App& root);
 
 // Exit codes beyond hb::ErrorKind: 0 success, 2 usage (CLI11 parse errors too).
 constexpr int kExitSuccess = 0;

@@ -128,11 +128,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More detail in the log")->configurable(false);
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
 
-  std::vector<hb::cli::Registered> commands{
-      hb::cli::register_info(app), hb::cli::register_ingest(app), hb::cli::register_export(app),
-      hb::cli::register_synth(app), hb::cli::register_mnf(app), hb::cli::register_pca(app),
-      hb::cli::register_knn(app), hb::cli::register_sam(app), hb::cli::register_run(app),
-      hb::cli::register_submit(app), hb::cli::register_ortho(app)};
+  std::vector<hb::cli::Registered> commands = hb::cli::register_commands(app);
   // Global flags are accepted after the subcommand too.
   for (auto& command : commands) command.app->fallthrough();
 
