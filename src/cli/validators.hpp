@@ -31,3 +31,21 @@ CLI::Validator one_of(std::vector<std::string> names);
 CLI::Validator existing_file();
 
 }  // namespace hb::cli::accepts
+
+namespace hb::cli {
+
+// --units physical|raw: the numbers a command works in (io/units.hpp); use_units()
+// makes the choice the process's scene units before the command opens anything.
+CLI::Option* add_units_option(CLI::App& app, std::string& units, const std::string& help);
+void use_units(const std::string& units);
+
+// --mask RASTER and --mask-bands NAME,NAME (io/mask.hpp); use_mask() registers them for
+// `scene` before the command opens it.
+struct MaskOptions {
+  std::string raster;
+  std::string bands;
+};
+void add_mask_options(CLI::App& app, MaskOptions& mask);
+void use_mask(const std::string& scene, const MaskOptions& mask);
+
+}  // namespace hb::cli
