@@ -14,7 +14,8 @@ namespace hb::io {
 inline constexpr double kSameBandCentreNm = 0.01;
 
 // Reads each scene's header or attributes (no pixels). Bad input names the first scene
-// that differs and the one it differs from, with field `wavelength` (or `units`).
+// that differs and the one it differs from, with field `wavelength` (or `units`). A
+// scene that cannot be opened is skipped: whatever reads it reports why.
 Status check_same_bands(const std::vector<std::string>& scenes);
 
 }  // namespace hb::io

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "io/envi_header.hpp"
 #include "io/hdf5_access.hpp"
 #include "io/hdf5_handle.hpp"
 #include "io/hdf5_layout.hpp"
@@ -142,6 +143,7 @@ Result<std::unique_ptr<Cube>> open_hdf5_cube(const std::string& path, const mpi:
   auto meta = h5::read_metadata(dataset->get(), path);
   if (!meta) return meta.error();
   info.meta = std::move(*meta);
+  if (!info.meta.scaling.applies()) HB_TRY(read_envi_scaling(info.meta, info.shape.bands, path));
 
   return hdf5_dataset_cube(path, kCube, std::move(info), std::move(*file), std::move(*dataset), parallel);
 }

@@ -84,12 +84,20 @@ Status read_envi_layout(const Attributes& attrs, Metadata& meta) {
   return {};
 }
 
+bool scaling_from_envi_keys(const Metadata& meta) {
+  for (const auto& [key, value] : meta.extra)
+    if (key == "data gain values" || key == "data offset values" || key == "reflectance scale factor") return true;
+  return false;
+}
+
 // Georeference and scaling: attributes `geotransform`, `spatial_ref`, `geolocation`,
 // `scaling_gain`, `scaling_offset`, `scaling_units`, `scaling_source`.
 Status write_product_fields(const Attributes& attrs, const Metadata& meta) {
   HB_TRY(put_if_set(attrs, "geotransform", meta.geotransform));
   HB_TRY(put_if_set(attrs, "spatial_ref", meta.spatial_ref));
   HB_TRY(put_if_set(attrs, "geolocation", meta.geolocation));
+  // A scaling read from ENVI keys travels in extra_keys and is read from them again.
+  if (scaling_from_envi_keys(meta)) return {};
   HB_TRY(put_if_set(attrs, "scaling_gain", meta.scaling.gain));
   HB_TRY(put_if_set(attrs, "scaling_offset", meta.scaling.offset));
   HB_TRY(put_if_set(attrs, "scaling_units", meta.scaling.units));

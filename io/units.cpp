@@ -11,7 +11,7 @@
 namespace hb::io {
 namespace {
 
-std::atomic<Units> g_scene_units{Units::physical};
+std::atomic<Units> g_scene_units{Units::raw};  // the command line edge chooses physical
 
 // The header keys a physical view no longer describes (its numbers are physical).
 bool is_scaling_key(const std::string& key) {

@@ -143,6 +143,8 @@ def check_envi_keys(folder):
     with h5py.File(os.path.join(folder, "refl.h5"), "r") as f:
         checks.true(np.array_equal(f["cube"][...], (dn * (1.0 / 10000)).astype(np.float32)), "DN / factor")
     cli(folder, "ingest", "keys.hdr", "-o", "keys_raw.h5")
+    info = json.loads(cli(folder, "info", "keys_raw.h5", "--json")[0])
+    checks.true(np.allclose(info["scaling"]["offset"], offset), "the HDF5 copy reads the ENVI keys it carries")
     cli(folder, "export", "keys_raw.h5", "-o", "keys_back.hdr")
     with open(os.path.join(folder, "keys.img"), "rb") as a, open(os.path.join(folder, "keys_back.img"), "rb") as b:
         checks.true(a.read() == b.read(), "scaled ENVI round trip is bit-identical")
