@@ -5,6 +5,8 @@ units unless --units raw. MNF is unchanged by per-band scaling, SAM and KNN are 
 checked against numpy and scikit-learn on the physical values, on 1 and 3 ranks."""
 import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 
@@ -13,6 +15,11 @@ import clitest
 import hbtest
 
 args = clitest.parse_args()
+# --part cuda: the same checks on the GPU backend (ctest label cuda; skipped without a GPU).
+BACKEND = "cuda" if args.part == "cuda" else "cpu"
+if BACKEND == "cuda" and (shutil.which("nvidia-smi") is None
+                         or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0):
+    hbtest.skip("no GPU visible")
 try:
     import h5py
     import spectral.io.envi as envi
@@ -79,13 +86,13 @@ def check_sam(folder, phys, dn, truth):
     means = np.stack([phys[truth == c].astype(np.float64).mean(axis=0) for c in classes])
     want = spectral_angles(phys.astype(np.float64), means)
     for ranks in (1, 3):
-        cli(folder, "sam", ap.IMAGE, "--truth", "truth.img", "-o", f"sam_{ranks}.hdr", "--backend", "cpu",
+        cli(folder, "sam", ap.IMAGE, "--truth", "truth.img", "-o", f"sam_{ranks}.hdr", "--backend", BACKEND,
             "--tile-rows", 5, ranks=ranks)
         score = envi_array(os.path.join(folder, f"sam_{ranks}_score.hdr"))[..., 0]
         checks.true(np.allclose(score, want.min(axis=-1), atol=1e-5), f"SAM angles in physical units ({ranks} ranks)")
         labels = envi_array(os.path.join(folder, f"sam_{ranks}.hdr"))[..., 0]
         checks.true(np.array_equal(labels, classes[want.argmin(axis=-1)]), f"SAM classes ({ranks} ranks)")
-    cli(folder, "sam", ap.IMAGE, "--truth", "truth.img", "-o", "sam_raw.hdr", "--backend", "cpu", "--units", "raw")
+    cli(folder, "sam", ap.IMAGE, "--truth", "truth.img", "-o", "sam_raw.hdr", "--backend", BACKEND, "--units", "raw")
     raw_score = envi_array(os.path.join(folder, "sam_raw_score.hdr"))[..., 0]
     checks.true(not np.allclose(raw_score, want.min(axis=-1), atol=1e-4), "raw SAM angles differ from physical")
 
@@ -100,7 +107,7 @@ def check_knn(folder, phys, truth):
         name = f"knn_{units}_{ranks}"
         split = ["--export-split", f"{name}.json"] if ranks == 1 else []  # exported on one rank only
         cli(folder, "knn", ap.IMAGE, "--truth", "truth.img", "-k", 3, "--train-fraction", 0.3, "--seed", 2,
-            "-o", f"{name}.hdr", *split, "--backend", "cpu", "--units", units, "--tile-rows", 5, ranks=ranks)
+            "-o", f"{name}.hdr", *split, "--backend", BACKEND, "--units", units, "--tile-rows", 5, ranks=ranks)
         results[name] = envi_array(os.path.join(folder, f"{name}.hdr")).reshape(-1)
         if split and units == "physical":
             with open(os.path.join(folder, f"{name}.json")) as f:
@@ -119,8 +126,8 @@ def eigenvalues(folder, name):
 
 def check_mnf(folder):
     """MNF eigenvalues are invariant to per-band gains: physical = raw."""
-    cli(folder, "mnf", ap.IMAGE, "-o", "mnf_phys.h5", "--stats-only", "--backend", "cpu")
-    cli(folder, "mnf", ap.IMAGE, "-o", "mnf_raw.h5", "--stats-only", "--backend", "cpu", "--units", "raw")
+    cli(folder, "mnf", ap.IMAGE, "-o", "mnf_phys.h5", "--stats-only", "--backend", BACKEND)
+    cli(folder, "mnf", ap.IMAGE, "-o", "mnf_raw.h5", "--stats-only", "--backend", BACKEND, "--units", "raw")
     phys, raw = eigenvalues(folder, "mnf_phys.h5"), eigenvalues(folder, "mnf_raw.h5")
     checks.true(np.allclose(phys, raw, rtol=1e-6), f"MNF eigenvalues unchanged by scaling: {phys[:3]} {raw[:3]}")
 

@@ -3,6 +3,8 @@
 on 1 and 3 ranks; a mask of the wrong shape or an unknown flag band is bad input."""
 import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 
@@ -12,6 +14,11 @@ import emit_granules as emit
 import hbtest
 
 args = clitest.parse_args()
+# --part cuda: the same checks on the GPU backend (ctest label cuda; skipped without a GPU).
+BACKEND = "cuda" if args.part == "cuda" else "cpu"
+if BACKEND == "cuda" and (shutil.which("nvidia-smi") is None
+                         or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0):
+    hbtest.skip("no GPU visible")
 try:
     import h5py
     import netCDF4  # noqa: F401 (the granule writer)
@@ -43,7 +50,7 @@ def check_mnf_mean(folder):
     ap.write_envi(os.path.join(folder, "mask.img"), mask)
     for ranks in (1, 3):
         cli(folder, "mnf", "scene.hdr", "--mask", "mask.hdr", "-o", f"stats_{ranks}.h5", "--stats-only",
-            "--backend", "cpu", "--tile-rows", 4, ranks=ranks)
+            "--backend", BACKEND, "--tile-rows", 4, ranks=ranks)
         with h5py.File(os.path.join(folder, f"stats_{ranks}.h5"), "r") as f:
             mean = f["mnf/mean"][...]
             pixels = int(f["mnf"].attrs["data_pixels"])
@@ -62,7 +69,7 @@ def check_knn_mask(folder):
     for ranks in (1, 3):
         split = ["--export-split", f"split_{ranks}.json"] if ranks == 1 else []  # exported on one rank only
         cli(folder, "knn", ap.IMAGE, "--truth", "truth.img", "-k", 3, "--train-fraction", 0.3, "--mask",
-            "knn_mask.hdr", "-o", f"knn_{ranks}.hdr", *split, "--backend", "cpu", ranks=ranks)
+            "knn_mask.hdr", "-o", f"knn_{ranks}.hdr", *split, "--backend", BACKEND, ranks=ranks)
         labels[ranks] = envi_array(os.path.join(folder, f"knn_{ranks}.hdr"))
         checks.true((labels[ranks][mask == 1] == 0).all(), f"KNN: masked pixels are class 0 ({ranks} ranks)")
         checks.true((labels[ranks][mask == 0] != 0).all(), f"KNN: the others are classified ({ranks} ranks)")
@@ -86,12 +93,12 @@ def check_emit_mask(folder):
     for ranks in (1, 3):
         out = f"sam_cloud_{ranks}.hdr"
         cli(folder, "sam", "rfl.nc", "--truth", "rfl_truth.hdr", "--mask", "mask.nc", "--mask-bands", "Cloud flag",
-            "-o", out, "--backend", "cpu", ranks=ranks)
+            "-o", out, "--backend", BACKEND, ranks=ranks)
         classes = envi_array(os.path.join(folder, out))
         checks.true(all(classes[r, c] == 0 for r, c in cloud), f"cloud pixels are class 0 ({ranks} ranks)")
         checks.true(all(classes[r, c] != 0 for r, c in aggregate), f"aggregate-only pixels classified ({ranks} ranks)")
     cli(folder, "sam", "rfl.nc", "--truth", "rfl_truth.hdr", "--mask", "mask.nc", "-o", "sam_default.hdr",
-        "--backend", "cpu")
+        "--backend", BACKEND)
     classes = envi_array(os.path.join(folder, "sam_default.hdr"))
     checks.true(all(classes[r, c] == 0 for r, c in aggregate), "default: the Aggregate Flag excludes")
     refused(folder, ["sam", "rfl.nc", "--truth", "rfl_truth.hdr", "--mask", "mask.nc", "--mask-bands", "Snow flag",
