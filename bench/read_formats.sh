@@ -21,7 +21,7 @@ import spectral.io.envi as envi
 import archive_products as ap
 import emit_granules as emit
 
-dn = np.asarray(envi.open("dn.hdr").load(dtype=np.int16))
+dn = np.asarray(envi.open("dn.hdr").load(dtype=np.int16, scale=False))
 factors = ap.classic_factors(dn.shape[2])
 physical = (dn.astype(np.float64) / factors).astype(np.float32)
 ap.write_envi("envi.img", physical)                          # the ENVI reference: float32 BIP
