@@ -115,7 +115,7 @@ Registered register_knn(CLI::App& root) {
   return {app, [o]() -> Status {
             HB_TRY(to_job(*o));
             use_units(o->units);
-            use_mask(o->job.scene, o->mask);
+            HB_TRY(use_mask(o->job.scene, o->mask, o->job.output));
             ProgressReporter progress("knn", "rows", true);
             auto result = knn::run_knn_job(o->job, [&](std::int64_t done, std::int64_t total) {
               progress.update(done, total);

@@ -43,7 +43,7 @@ Status execute(ReduceOptions& o) {
   o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
   o.run.backend = *backend_kind_from_name(o.backend);
   use_units(o.units);
-  use_mask(o.run.scene, o.mask);
+  HB_TRY(use_mask(o.run.scene, o.mask, o.run.output));
   if (!o.subset.empty()) {
     auto window = mnf::parse_window(o.subset);
     if (!window) return window.error();

@@ -70,7 +70,7 @@ Registered register_sam(CLI::App& root) {
   return {app, [o]() -> Status {
             o->job.method = *sam::method_from_name(o->method);
             use_units(o->units);
-            use_mask(o->job.scene, o->mask);
+            HB_TRY(use_mask(o->job.scene, o->mask, o->job.output));
             o->job.backend = *backend_kind_from_name(o->backend);
             o->job.formulation = *sam::formulation_from_name(o->formulation);
             o->job.dedup = *dedup::mode_from_name(o->dedup);

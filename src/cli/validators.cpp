@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "io/file_identity.hpp"
 #include "io/mask.hpp"
 #include "io/units.hpp"
 
@@ -119,7 +120,11 @@ void add_mask_options(CLI::App& app, MaskOptions& mask) {
       ->needs(raster);
 }
 
-void use_mask(const std::string& scene, const MaskOptions& mask) {
+Status use_mask(const std::string& scene, const MaskOptions& mask, const std::string& output) {
+  io::FilePlan plan;
+  plan.read_cube("--mask", mask.raster);
+  plan.write_cube("-o", output);
+  HB_TRY(plan.check());
   io::MaskSpec spec{mask.raster, {}};
   std::size_t at = 0;
   while (!mask.bands.empty() && at <= mask.bands.size()) {
@@ -128,6 +133,7 @@ void use_mask(const std::string& scene, const MaskOptions& mask) {
     at = comma + 1;
   }
   io::set_scene_mask(scene, std::move(spec));
+  return {};
 }
 
 }  // namespace hb::cli

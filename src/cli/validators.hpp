@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/error.hpp"
+
 namespace hb::cli::accepts {
 
 inline constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -46,6 +48,7 @@ struct MaskOptions {
   std::string bands;
 };
 void add_mask_options(CLI::App& app, MaskOptions& mask);
-void use_mask(const std::string& scene, const MaskOptions& mask);
+// Also refuses (usage error) an output -o that is the mask itself.
+Status use_mask(const std::string& scene, const MaskOptions& mask, const std::string& output);
 
 }  // namespace hb::cli

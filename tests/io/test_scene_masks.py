@@ -113,6 +113,13 @@ def refused(folder, argv, name, field, what):
     checks.equal(sorted(os.listdir(folder)), before, f"{what}: nothing written")
 
 
+def check_mask_is_not_an_output(folder):
+    before = sorted(os.listdir(folder))
+    _, err = cli(folder, "mnf", "scene.hdr", "--mask", "mask.hdr", "-o", "mask.hdr", expect=2)
+    checks.true("--mask" in clitest.one_error_line(err, "-o names the mask"), f"names --mask: {err}")
+    checks.equal(sorted(os.listdir(folder)), before, "the mask is untouched")
+
+
 def check_wrong_shape(folder):
     ap.write_envi(os.path.join(folder, "small_mask.img"), np.zeros((3, 3, 1), np.uint8))
     refused(folder, ["mnf", "scene.hdr", "--mask", "small_mask.hdr", "-o", "x.h5"], "small_mask.hdr", "shape",
@@ -122,6 +129,7 @@ def check_wrong_shape(folder):
 with hbtest.workdir() as tmp:
     check_mnf_mean(tmp)
     check_wrong_shape(tmp)
+    check_mask_is_not_an_output(tmp)
 with hbtest.workdir() as tmp:
     check_knn_mask(tmp)
 with hbtest.workdir() as tmp:
