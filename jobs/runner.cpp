@@ -157,6 +157,8 @@ class RankRun {
       if (!step.wanted(job_, scene)) continue;
       Fingerprint f;
       f.add(step.name).add(step.parameters(job_)).add(chain_[scene.name]);
+      // Physical units change what the analysis steps read (raw is what earlier runs read).
+      if (job_.units != "raw") f.add("units").add(job_.units);
       for (const auto& input : step.extra_inputs(c)) f.add_file(input);
       const std::string checksum = f.hex();
       chain_[scene.name] = checksum;
