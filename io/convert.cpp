@@ -41,10 +41,11 @@ Status convert(const ConvertOptions& options, CubeFormat expected_output) {
   plan.read_cube("scene", options.input);
   plan.write_cube("-o", options.output);
   HB_TRY(plan.check());
-  auto cube = open_cube(options.input);
-  if (!cube) return cube.error();
-  CubeInfo info = (*cube)->info();
-  if (info.meta.source_file.empty()) info.meta.source_file = (*cube)->path();
+  auto stored = open_stored_cube(options.input);
+  if (!stored) return stored.error();
+  auto cube = with_units(std::move(*stored), options.units);
+  CubeInfo info = cube->info();
+  if (info.meta.source_file.empty()) info.meta.source_file = cube->path();
 
   WriteOptions write;
   write.interleave = info.meta.envi_interleave.value_or(Interleave::bip);
@@ -53,7 +54,7 @@ Status convert(const ConvertOptions& options, CubeFormat expected_output) {
 
   auto writer = create_cube(options.output, info, write);
   if (!writer) return writer.error();
-  HB_TRY(copy_scene(**cube, **writer, options.progress));
+  HB_TRY(copy_scene(*cube, **writer, options.progress));
   spdlog::info("wrote {}", options.output);
   return {};
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/cube.hpp"
+#include "io/units.hpp"
 #include "src/base/error.hpp"
 
 namespace hb::io {
@@ -17,6 +18,9 @@ struct ConvertOptions {
   std::string output;
   std::string interleave;  // export only; empty = the scene's original interleave
   Progress progress;       // empty = none
+  // raw: the stored numbers, any scaling carried as metadata (a lossless round trip);
+  // physical: float32 physical values without the scaling.
+  Units units = Units::raw;
 };
 
 // Streams `input` into `output` (whose format must be `expected_output`) in bounded

@@ -4,9 +4,13 @@
 #include <cctype>
 #include <filesystem>
 
+#include "io/aviris/aviris_classic.hpp"
+#include "io/emit/emit_granule.hpp"
 #include "io/envi_cube.hpp"
 #include "io/gtiff/gtiff_writer.hpp"
 #include "io/hdf5_cube.hpp"
+#include "io/mask.hpp"
+#include "io/units.hpp"
 
 namespace hb::io {
 
@@ -34,12 +38,49 @@ Status Cube::read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows, c
   return read_rows(held, tile.bytes());
 }
 
-Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm* comm) {
+namespace {
+
+Result<std::unique_ptr<Cube>> open_by_format(const std::string& path, const mpi::Comm* comm) {
   const CubeFormat format = format_from_path(path);
-  if (format == CubeFormat::hdf5) return open_hdf5_cube(path, comm);
   if (format == CubeFormat::gtiff)
     return bad_input(path, "format", "GeoTIFF is an output format only; read the ENVI or HDF5 product instead");
-  return open_envi_cube(path);
+  if (format == CubeFormat::hdf5) {
+    if (auto variable = emit::granule_variable(path)) return emit::open_granule(path, *variable, comm);
+    return open_hdf5_cube(path, comm);
+  }
+  auto cube = open_envi_cube(path);
+  if (!cube) return cube;
+  auto paths = resolve_envi_paths(path);
+  if (!paths) return paths.error();
+  return aviris::with_flightline_calibration(std::move(*cube), paths->data);
+}
+
+Status check_scaling(const Cube& cube) {
+  const auto& info = cube.info();
+  const auto& scaling = info.meta.scaling;
+  if (!scaling.applies()) return {};
+  if (static_cast<std::int64_t>(scaling.gain.size()) != info.shape.bands ||
+      scaling.offset.size() != scaling.gain.size())
+    return bad_input(cube.path(), "scaling_gain", "has " + std::to_string(scaling.gain.size()) +
+                                                      " values but bands = " + std::to_string(info.shape.bands));
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Cube>> open_stored_cube(const std::string& path, const mpi::Comm* comm) {
+  auto cube = open_by_format(path, comm);
+  if (!cube) return cube;
+  HB_TRY(check_scaling(**cube));
+  return cube;
+}
+
+Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm* comm) {
+  auto cube = open_stored_cube(path, comm);
+  if (!cube) return cube;
+  auto scene = with_units(std::move(*cube), scene_units());
+  if (const MaskSpec* mask = scene_mask(path)) return with_mask(std::move(scene), *mask);
+  return scene;
 }
 
 Result<std::unique_ptr<CubeWriter>> create_cube(const std::string& path, const CubeInfo& info,

@@ -43,9 +43,13 @@ class Cube {
                         const HostAllocator& allocator = {}) const;
 };
 
-// Opens a scene by path (ENVI header/data file or HDF5 file). With a communicator of
-// several ranks, HDF5 files are opened through the MPI-IO driver.
+// Opens a scene by path (ENVI header/data file, HDF5 cube or EMIT granule). With a
+// communicator of several ranks, HDF5 files are opened through the MPI-IO driver.
+// Scenes that carry a scaling read in the process's scene units (io/units.hpp:
+// physical unless `--units raw`).
 Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm* comm = nullptr);
+// The same with the stored numbers and the scaling in the metadata (info, ingest, export).
+Result<std::unique_ptr<Cube>> open_stored_cube(const std::string& path, const mpi::Comm* comm = nullptr);
 
 // Writes a scene row range by row range. Data go to a temporary name; commit()
 // renames into place. Destroying an uncommitted writer removes the temporary files.

@@ -272,6 +272,7 @@ Result<EnviHeader> parse_envi_header(std::string_view text, const std::string& f
   HB_TRY(read_spectral(fields, header));
   HB_TRY(read_classes(fields, meta));
   keep_unknown(*entries, meta);
+  if (lower(meta.file_type) != "envi spectral library") HB_TRY(read_envi_scaling(meta, header.info.shape.bands, file));
   meta.envi_interleave = header.interleave;
   meta.envi_byte_order = header.byte_order;
   return header;

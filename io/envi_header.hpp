@@ -25,6 +25,11 @@ struct EnviHeader {
 // of lines * samples * bands * bytes + offset.
 Result<EnviHeader> parse_envi_header(std::string_view text, const std::string& file);
 
+// Metadata::scaling from the scaling keys kept in meta.extra (`data gain values`,
+// `data offset values`, `reflectance scale factor`); parse_envi_header calls it for
+// cubes. A list of the wrong length or a zero factor is bad input naming the key.
+Status read_envi_scaling(Metadata& meta, std::int64_t bands, const std::string& file);
+
 // Reads and parses a header file (limited to a sane size: headers are text, not data).
 Result<EnviHeader> read_envi_header(const std::string& header_path);
 

@@ -99,6 +99,23 @@ class HeaderWriter {
   std::string out_ = "ENVI\n";
 };
 
+bool has_extra(const Metadata& meta, std::string_view key) {
+  for (const auto& entry : meta.extra)
+    if (entry.first == key) return true;
+  return false;
+}
+
+// A scaling that did not come from the header's own keys (a .gain file, HDF5
+// attributes) is written as ENVI's gain and offset lists, so that it travels on.
+void write_scaling(HeaderWriter& w, const Metadata& meta) {
+  if (!meta.scaling.applies()) return;
+  for (const char* key : {"data gain values", "data offset values", "reflectance scale factor"})
+    if (has_extra(meta, key)) return;
+  auto as_number = [](double v) { return number(v); };
+  w.list("data gain values", meta.scaling.gain, as_number);
+  w.list("data offset values", meta.scaling.offset, as_number);
+}
+
 }  // namespace
 
 std::string format_envi_header(const EnviHeader& header) {
@@ -137,6 +154,7 @@ std::string format_envi_header(const EnviHeader& header) {
     else
       w.scalar(name, plain_value(value));
   }
+  write_scaling(w, meta);
   return w.take();
 }
 

@@ -99,6 +99,36 @@ Status write_georeference(const Attributes& attrs, const Metadata& meta) {
   return put_if_set(attrs, "spatial_ref", georef.spatial_ref);
 }
 
+bool scaling_from_envi_keys(const Metadata& meta) {
+  for (const auto& [key, value] : meta.extra)
+    if (key == "data gain values" || key == "data offset values" || key == "reflectance scale factor") return true;
+  return false;
+}
+
+// Geolocation and scaling: attributes `geolocation`, `scaling_gain`, `scaling_offset`,
+// `scaling_units`, `scaling_source`.
+Status write_product_fields(const Attributes& attrs, const Metadata& meta) {
+  HB_TRY(put_if_set(attrs, "geolocation", meta.geolocation));
+  // A scaling read from ENVI keys travels in extra_keys and is read from them again.
+  if (scaling_from_envi_keys(meta)) return {};
+  HB_TRY(put_if_set(attrs, "scaling_gain", meta.scaling.gain));
+  HB_TRY(put_if_set(attrs, "scaling_offset", meta.scaling.offset));
+  HB_TRY(put_if_set(attrs, "scaling_units", meta.scaling.units));
+  return put_if_set(attrs, "scaling_source", meta.scaling.source);
+}
+
+Status read_product_fields(const Attributes& attrs, Metadata& meta) {
+  HB_TRY(take(attrs.get_strings("geolocation"), meta.geolocation));
+  HB_TRY(take(attrs.get_doubles("scaling_gain"), meta.scaling.gain));
+  HB_TRY(take(attrs.get_doubles("scaling_offset"), meta.scaling.offset));
+  HB_TRY(take(attrs.get_string("scaling_units"), meta.scaling.units));
+  HB_TRY(take(attrs.get_string("scaling_source"), meta.scaling.source));
+  if (meta.scaling.offset.size() != meta.scaling.gain.size())
+    return attrs.mismatch("scaling_offset", std::to_string(meta.scaling.offset.size()) + " values for " +
+                                                std::to_string(meta.scaling.gain.size()) + " scaling_gain");
+  return {};
+}
+
 }  // namespace
 
 Status write_metadata(hid_t cube, const Metadata& meta, const std::string& file) {
@@ -120,6 +150,7 @@ Status write_metadata(hid_t cube, const Metadata& meta, const std::string& file)
   HB_TRY(write_extra(attrs, meta));
   HB_TRY(put_if_set(attrs, "source_file", meta.source_file));
   HB_TRY(write_georeference(attrs, meta));
+  HB_TRY(write_product_fields(attrs, meta));
   return write_envi_layout(attrs, meta);
 }
 
@@ -145,6 +176,7 @@ Result<Metadata> read_metadata(hid_t cube, const std::string& file) {
   HB_TRY(take(attrs.get_doubles("geotransform"), meta.geotransform));
   HB_TRY(take(attrs.get_string("spatial_ref"), meta.spatial_ref));
   HB_TRY(read_envi_layout(attrs, meta));
+  HB_TRY(read_product_fields(attrs, meta));
   return meta;
 }
 

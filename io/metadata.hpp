@@ -21,6 +21,17 @@ struct CubeShape {
   bool operator==(const CubeShape&) const = default;
 };
 
+// How stored numbers become physical values, band by band: physical = gain * stored +
+// offset. Empty gain: the stored numbers are the physical values.
+struct Scaling {
+  std::vector<double> gain;
+  std::vector<double> offset;
+  std::string units;   // the physical units when known ("microwatts/cm^2/nm/sr")
+  std::string source;  // where it came from: a header key, a .gain file, attributes
+
+  bool applies() const { return !gain.empty(); }
+};
+
 struct Metadata {
   std::string description;
   std::string file_type = "ENVI Standard";  // ENVI Classification, ENVI Spectral Library, ...
@@ -32,6 +43,9 @@ struct Metadata {
   std::vector<std::string> band_names;
   std::string map_info;                      // raw "{...}" contents, passed through
   std::string coordinate_system_string;      // raw contents, passed through
+  // The product's geolocation arrays by HDF5 path (EMIT's /location/lat, ...).
+  std::vector<std::string> geolocation;
+  Scaling scaling;
   // Classification files.
   std::optional<int> classes;
   std::vector<std::string> class_names;

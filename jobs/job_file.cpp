@@ -31,6 +31,7 @@ Status read_job_table(const toml::table& root, JobSpec& job) {
   HB_TRY(r.string("name", job.name));
   HB_TRY(r.string("output", job.output));
   HB_TRY(r.choice("backend", job.backend, {"auto", "cpu", "cuda"}));
+  HB_TRY(r.choice("units", job.units, {"physical", "raw"}));
   std::int64_t large_mb = 0;
   HB_TRY(r.integer("large_scene_mb", large_mb, 0, std::int64_t{1} << 30));
   job.large_scene_bytes = large_mb << 20;
@@ -322,10 +323,18 @@ std::int64_t generated_disk_bytes(const GenerateSpec& g) {
 
 namespace {
 
+// A scene's stem: its file name less the extension, and less ".tar" for a delivery
+// archive (f080611t01p00r07.tar.gz -> f080611t01p00r07).
+std::string scene_stem(const fs::path& p) {
+  std::string stem = p.stem().string();
+  if (stem.ends_with(".tar")) stem.resize(stem.size() - 4);
+  return stem;
+}
+
 std::string expand_pattern(const std::string& pattern, const std::string& scene) {
   const fs::path p(scene);
   std::string out = pattern;
-  const std::map<std::string, std::string> words{{"{dir}", p.parent_path().string()}, {"{stem}", p.stem().string()}};
+  const std::map<std::string, std::string> words{{"{dir}", p.parent_path().string()}, {"{stem}", scene_stem(p)}};
   for (const auto& [word, value] : words)
     for (auto at = out.find(word); at != std::string::npos; at = out.find(word, at + value.size()))
       out.replace(at, word.size(), value);
@@ -362,7 +371,7 @@ Result<std::vector<SceneSpec>> resolve_collection(const JobSpec& job) {
                                                    "' matches no file outside the output folder");
   }
   for (auto& s : scenes) {
-    if (s.name.empty()) s.name = fs::path(s.path).stem().string();
+    if (s.name.empty()) s.name = scene_stem(s.path);
     HB_TRY(check_scene_name(job.file, s.name, s.origin));
     if (s.truth.empty() && !job.truth_pattern.empty()) s.truth = expand_pattern(job.truth_pattern, s.path);
     if (s.glt.empty() && !job.glt_pattern.empty()) s.glt = resolve(job.file, expand_pattern(job.glt_pattern, s.path));

@@ -91,6 +91,7 @@ struct JobSpec {
   std::string name;
   std::string output;  // absolute or relative to the job file's folder, resolved
   std::string backend = "auto";
+  std::string units = "physical";  // scenes with a scaling: physical values or stored numbers (io/units.hpp)
   std::vector<ListedPath> scene_paths;  // explicit, resolved
   std::vector<ListedPath> globs;        // resolved patterns
   std::string truth_pattern;             // "{dir}/{stem}_truth.hdr"; empty = none

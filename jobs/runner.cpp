@@ -12,8 +12,12 @@
 #include <optional>
 #include <set>
 
+#include "io/band_match.hpp"
+#include "io/delivery_archive.hpp"
 #include "io/hdf5_access.hpp"  // broadcast_from_root
+#include "io/units.hpp"
 #include "jobs/campaign.hpp"
+#include "jobs/deliveries.hpp"
 #include "jobs/input_hashes.hpp"
 #include "jobs/manifest.hpp"
 #include "jobs/metrics.hpp"
@@ -125,9 +129,19 @@ class RankRun {
 
   // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
   // `together`: the ranks that share the scene (every rank, in step); null = this rank.
-  bool run_steps(const SceneSpec& scene, std::size_t first, std::size_t last, const std::string& campaign_stats,
+  bool run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
                  const mpi::Comm* together = nullptr) {
-    if (failed_.count(scene.name) != 0) return false;
+    if (failed_.count(listed.name) != 0) return false;
+    // A delivery archive is unpacked into scratch for these steps and removed after them.
+    auto unpacked = unpack_scene(listed, job_.output, mpi::Comm::world().rank());
+    Status unpacking = unpacked ? Status{} : Status{unpacked.error()};
+    if (together != nullptr) unpacking = mpi::agree(unpacking, *together);
+    if (!unpacking) {
+      if (together == nullptr || together->is_root()) mark_failed(listed.name, "unpack", unpacking.error().line());
+      failed_.insert(listed.name);
+      return false;
+    }
+    const SceneSpec& scene = *unpacked ? (*unpacked)->scene() : listed;
     SceneContext c{job_, scene, job_.output, (fs::path(job_.output) / "scenes" / scene.name).string(), campaign_stats, {}};
     c.progress = [&](double) { progress_.tick(); };
     c.ranks = together;
@@ -144,6 +158,8 @@ class RankRun {
       if (!step.wanted(job_, scene)) continue;
       Fingerprint f;
       f.add(step.name).add(step.parameters(job_)).add(chain_[scene.name]);
+      // Physical units change what the analysis steps read (raw is what earlier runs read).
+      if (job_.units != "raw") f.add("units").add(job_.units);
       for (const auto& input : step.extra_inputs(c)) f.add_file(input);
       const std::string checksum = f.hex();
       chain_[scene.name] = checksum;
@@ -335,6 +351,17 @@ void wait_for_all(RunProgress& progress, const mpi::Comm& comm) {
   }
 }
 
+// A campaign basis combines every scene's statistics: the listed scenes must share band
+// centres and units (generated scenes are alike by construction; delivery archives are
+// not checked before they are unpacked).
+Status check_campaign_bands(const JobSpec& job, const std::vector<SceneSpec>& scenes) {
+  if (!job.mnf.enabled || !job.mnf.campaign) return {};
+  std::vector<std::string> paths;
+  for (const auto& s : scenes)
+    if (!s.generate && !io::is_delivery_archive(s.path)) paths.push_back(s.path);
+  return io::check_same_bands(paths);
+}
+
 }  // namespace
 
 Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
@@ -343,8 +370,11 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   if (comm.is_parallel()) MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
   auto job = load_job_file(o.job_file);
   if (!job) return job.error();
+  io::set_scene_units(*io::units_from_name(job->units));
   auto scenes = resolve_collection(*job);
   if (!scenes) return scenes.error();
+  HB_TRY(check_deliveries(*scenes, comm));
+  HB_TRY(check_campaign_bands(*job, *scenes));
   for (const auto& step : scene_steps())
     if (!step.available && step.wanted(*job, scenes->front()))
       return Error{ErrorKind::usage, job->file, step.name,

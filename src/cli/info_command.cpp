@@ -15,6 +15,17 @@ struct InfoOptions {
   bool json = false;
 };
 
+// The scaling that applies (commands read physical = gain x stored + offset unless
+// --units raw) and the product georeference carried through.
+void describe_product(const io::Metadata& meta, nlohmann::json& j) {
+  if (meta.scaling.applies())  // absent: the stored numbers are the values
+    j["scaling"] = {{"source", meta.scaling.source}, {"units", meta.scaling.units},
+                    {"gain", meta.scaling.gain}, {"offset", meta.scaling.offset}};
+  if (!meta.geotransform.empty()) j["geotransform"] = meta.geotransform;
+  if (!meta.spatial_ref.empty()) j["spatial_ref"] = meta.spatial_ref;
+  if (!meta.geolocation.empty()) j["geolocation"] = meta.geolocation;
+}
+
 nlohmann::json describe(const io::Cube& cube) {
   const auto& info = cube.info();
   const auto& meta = info.meta;
@@ -49,6 +60,7 @@ nlohmann::json describe(const io::Cube& cube) {
   if (meta.classes) j["classes"] = *meta.classes;
   if (!meta.class_names.empty()) j["class_names"] = meta.class_names;
   if (!meta.spectra_names.empty()) j["spectra"] = meta.spectra_names.size();
+  describe_product(meta, j);
   return j;
 }
 
@@ -69,6 +81,14 @@ void print_text(const nlohmann::json& j) {
   fmt::print("  ignore value    {}\n", j["data_ignore_value"].is_null() ? std::string("none")
                                                                         : j["data_ignore_value"].dump());
   fmt::print("  bad bands       {}\n", j["bad_bands"].empty() ? std::string("none") : j["bad_bands"].dump());
+  if (j.contains("scaling"))
+    fmt::print("  scaling         physical = gain x stored + offset, from {}{}\n",
+               j["scaling"]["source"].get<std::string>(),
+               j["scaling"]["units"].get<std::string>().empty() ? "" : " (" + j["scaling"]["units"].get<std::string>() + ")");
+  else
+    fmt::print("  scaling         none (the stored numbers are the values)\n");
+  if (j.contains("geotransform")) fmt::print("  geotransform    {}\n", j["geotransform"].dump());
+  if (j.contains("spatial_ref")) fmt::print("  spatial ref     {}\n", j["spatial_ref"].get<std::string>());
   if (j.contains("classes")) fmt::print("  classes         {}\n", j["classes"].get<int>());
   if (j.contains("spectra")) fmt::print("  spectra         {}\n", j["spectra"].get<std::size_t>());
   fmt::print("  size on disk    {} bytes\n", j["bytes_on_disk"].get<long long>());
@@ -82,7 +102,7 @@ Registered register_info(CLI::App& root) {
   app->add_option("scene", options->scene, "ENVI header/data file or HDF5 cube")->required();
   app->add_flag("--json", options->json, "Machine-readable output");
   return {app, [options]() -> Status {
-            auto cube = io::open_cube(options->scene);
+            auto cube = io::open_stored_cube(options->scene);
             if (!cube) return cube.error();
             auto j = describe(**cube);
             if (options->json)

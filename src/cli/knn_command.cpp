@@ -22,6 +22,8 @@ struct KnnCliOptions {
   std::string weights = "uniform";
   std::string features = "bands";
   std::string backend = "auto";
+  std::string units = "physical";
+  MaskOptions mask;
   std::string dedup = "auto";
   std::string shard_mode = "auto";
   bool json = false;
@@ -100,6 +102,8 @@ Registered register_knn(CLI::App& root) {
   app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk")
       ->check(accepts::positive_integer());
   app->add_option("--backend", o->backend, "Where the search runs")->check(accepts::one_of({"auto", "cpu", "cuda"}));
+  add_mask_options(*app, o->mask);
+  add_units_option(*app, o->units, "Scenes with a scaling (gain/offset, .gain file): physical values or the stored numbers");
   app->add_option("--dedup", o->dedup,
                   "Search each distinct spectrum once (auto: while a tile's duplicate share is >= 1 %)")
       ->check(accepts::one_of({"auto", "on", "off"}));
@@ -110,6 +114,8 @@ Registered register_knn(CLI::App& root) {
   app->add_flag("--json", o->json, "Print the run summary as JSON");
   return {app, [o]() -> Status {
             HB_TRY(to_job(*o));
+            use_units(o->units);
+            HB_TRY(use_mask(o->job.scene, o->mask, o->job.output));
             ProgressReporter progress("knn", "rows", true);
             auto result = knn::run_knn_job(o->job, [&](std::int64_t done, std::int64_t total) {
               progress.update(done, total);

@@ -16,6 +16,8 @@ struct ReduceOptions {
   std::string noise = "diff";
   std::string subset;
   std::string backend = "auto";
+  std::string units = "physical";
+  MaskOptions mask;
   std::vector<std::string> scenes;
   std::int64_t components = 0;
   double snr = 0.0;
@@ -40,6 +42,8 @@ Status execute(ReduceOptions& o) {
   o.run.more_scenes.assign(o.scenes.begin() + 1, o.scenes.end());
   o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
   o.run.backend = *backend_kind_from_name(o.backend);
+  use_units(o.units);
+  HB_TRY(use_mask(o.run.scene, o.mask, o.run.output));
   if (!o.subset.empty()) {
     auto window = mnf::parse_window(o.subset);
     if (!window) return window.error();
@@ -86,6 +90,8 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
       ->check(accepts::positive_integer());
   app->add_option("--backend", o->backend, "Where tiles are processed")->check(accepts::one_of({"auto", "cpu", "cuda"}));
+  add_mask_options(*app, o->mask);
+  add_units_option(*app, o->units, "Scenes with a scaling (gain/offset, .gain file): physical values or the stored numbers");
   return {app, [o]() { return execute(*o); }};
 }
 

@@ -15,6 +15,8 @@ struct SamCliOptions {
   sam::SamJob job;
   std::string method = "sam";
   std::string backend = "auto";
+  std::string units = "physical";
+  MaskOptions mask;
   std::string formulation = "auto";
   std::string dedup = "auto";
   std::string resample = "auto";
@@ -57,6 +59,8 @@ Registered register_sam(CLI::App& root) {
   app->add_option("--resample", o->resample, "Library to scene bands: auto, linear or gaussian")
       ->check(accepts::one_of({"auto", "linear", "gaussian"}));
   app->add_option("--backend", o->backend, "Where scoring runs")->check(accepts::one_of({"auto", "cpu", "cuda"}));
+  add_mask_options(*app, o->mask);
+  add_units_option(*app, o->units, "Scenes with a scaling (gain/offset, .gain file): physical values or the stored numbers");
   app->add_option("--formulation", o->formulation, "CUDA: direct kernel, DGEMM, or auto by library size")
       ->check(accepts::one_of({"auto", "direct", "gemm"}));
   app->add_option("--dedup", o->dedup, "Score each distinct spectrum of a tile once: auto (while it pays), on, off")
@@ -65,6 +69,8 @@ Registered register_sam(CLI::App& root) {
       ->check(accepts::non_negative_integer());
   return {app, [o]() -> Status {
             o->job.method = *sam::method_from_name(o->method);
+            use_units(o->units);
+            HB_TRY(use_mask(o->job.scene, o->mask, o->job.output));
             o->job.backend = *backend_kind_from_name(o->backend);
             o->job.formulation = *sam::formulation_from_name(o->formulation);
             o->job.dedup = *dedup::mode_from_name(o->dedup);

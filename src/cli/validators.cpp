@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "io/file_identity.hpp"
+#include "io/mask.hpp"
+#include "io/units.hpp"
+
 namespace hb::cli::accepts {
 namespace {
 
@@ -94,3 +98,42 @@ CLI::Validator existing_file() {
 }
 
 }  // namespace hb::cli::accepts
+
+namespace hb::cli {
+
+CLI::Option* add_units_option(CLI::App& app, std::string& units, const std::string& help) {
+  return app.add_option("--units", units, help)->check(accepts::one_of({"physical", "raw"}));
+}
+
+void use_units(const std::string& units) { io::set_scene_units(io::units_from_name(units).value_or(io::Units::physical)); }
+
+}  // namespace hb::cli
+
+namespace hb::cli {
+
+void add_mask_options(CLI::App& app, MaskOptions& mask) {
+  auto* raster = app.add_option("--mask", mask.raster,
+                                "Exclude pixels: a raster of the scene's shape (nonzero = exclude) or an EMIT mask granule")
+                     ->check(accepts::existing_file());
+  app.add_option("--mask-bands", mask.bands,
+                 "With an EMIT mask granule: the flag bands that exclude, comma-separated (default: Aggregate Flag)")
+      ->needs(raster);
+}
+
+Status use_mask(const std::string& scene, const MaskOptions& mask, const std::string& output) {
+  io::FilePlan plan;
+  plan.read_cube("--mask", mask.raster);
+  plan.write_cube("-o", output);
+  HB_TRY(plan.check());
+  io::MaskSpec spec{mask.raster, {}};
+  std::size_t at = 0;
+  while (!mask.bands.empty() && at <= mask.bands.size()) {
+    const std::size_t comma = std::min(mask.bands.find(',', at), mask.bands.size());
+    if (comma > at) spec.bands.push_back(mask.bands.substr(at, comma - at));
+    at = comma + 1;
+  }
+  io::set_scene_mask(scene, std::move(spec));
+  return {};
+}
+
+}  // namespace hb::cli

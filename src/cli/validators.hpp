@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "src/base/error.hpp"
+
 namespace hb::cli::accepts {
 
 inline constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -31,3 +33,22 @@ CLI::Validator one_of(std::vector<std::string> names);
 CLI::Validator existing_file();
 
 }  // namespace hb::cli::accepts
+
+namespace hb::cli {
+
+// --units physical|raw: the numbers a command works in (io/units.hpp); use_units()
+// makes the choice the process's scene units before the command opens anything.
+CLI::Option* add_units_option(CLI::App& app, std::string& units, const std::string& help);
+void use_units(const std::string& units);
+
+// --mask RASTER and --mask-bands NAME,NAME (io/mask.hpp); use_mask() registers them for
+// `scene` before the command opens it.
+struct MaskOptions {
+  std::string raster;
+  std::string bands;
+};
+void add_mask_options(CLI::App& app, MaskOptions& mask);
+// Also refuses (usage error) an output -o that is the mask itself.
+Status use_mask(const std::string& scene, const MaskOptions& mask, const std::string& output);
+
+}  // namespace hb::cli

@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "io/band_match.hpp"
 #include "mpi/agree.hpp"
 
 namespace hb::mnf {
@@ -63,6 +64,8 @@ Result<SceneStatistics> scene_statistics(const std::string& path, TileOps& ops, 
 
 Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
                                             const PipelineOptions& options, const mpi::Comm& comm) {
+  // Headers only, on every rank, before any pixel is read: nothing is written on refusal.
+  HB_TRY(mpi::agree(io::check_same_bands(scenes), comm));
   const int ranks = comm.size();
   std::vector<SceneStatistics> mine;
   Status local;

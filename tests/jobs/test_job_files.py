@@ -182,6 +182,8 @@ def check_campaign_moments(cli, tmp, checks, ranks=1):
     for name in ("m1", "m2"):
         hdr = open(os.path.join(out, "generated", name + ".hdr")).read()
         cube = np.fromfile(os.path.join(out, "generated", name + ".img"), dtype="<i2").reshape(48, 40, 32).astype(float)
+        # `reflectance scale factor = 10000` in the header: the job reads float32 reflectance.
+        cube = (cube * (1.0 / 10000)).astype(np.float32).astype(float)
         checks.true("interleave = bip" in hdr, f"{name} is BIP")
         pixels.append(cube.reshape(-1, 32))
         residuals.append((cube[:-1, :-1, :] - cube[1:, 1:, :]).reshape(-1, 32))

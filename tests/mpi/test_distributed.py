@@ -147,7 +147,9 @@ def part_campaign(run, d):
     pixels = []
     for name, lines in (("s", 96), ("t", 50), ("f", 96)):
         x = np.fromfile(f"{d}/{name}.img", dtype="<i2").reshape(lines * 24, 20).astype(float)
-        pixels.append(x[(x != -9999).all(axis=1)])
+        # Synthetic scenes say `reflectance scale factor = 10000`: commands read float32 reflectance.
+        reflectance = (x[(x != -9999).all(axis=1)] * (1.0 / 10000)).astype(np.float32).astype(float)
+        pixels.append(reflectance)
     x = np.vstack(pixels)
     mean_err = np.max(np.abs(x.mean(axis=0) - reference["mean"]) / np.abs(x.mean(axis=0)))
     cov = np.cov(x.T)

@@ -1,0 +1,127 @@
+#include "io/units.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "io/cube_view.hpp"
+
+namespace hb::io {
+namespace {
+
+std::atomic<Units> g_scene_units{Units::raw};  // the command line edge chooses physical
+
+// The header keys a physical view no longer describes (its numbers are physical).
+bool is_scaling_key(const std::string& key) {
+  return key == "data gain values" || key == "data offset values" || key == "reflectance scale factor";
+}
+
+CubeInfo physical_info(const CubeInfo& stored) {
+  CubeInfo info = stored;
+  info.type = DataType::f32;
+  info.meta.scaling = {};
+  info.meta.data_ignore_value.reset();  // no-data pixels read as NaN
+  std::erase_if(info.meta.extra, [](const auto& entry) { return is_scaling_key(entry.first); });
+  return info;
+}
+
+template <class T>
+T load(const std::byte* at) {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return value;
+}
+
+// Rows as float32 gain x stored + offset per band, no-data as NaN.
+class PhysicalCube final : public CubeView {
+ public:
+  PhysicalCube(std::unique_ptr<Cube> stored, Scaling scaling)
+      : CubeView(std::move(stored), {}), stored_(inner().info()), scaling_(std::move(scaling)) {
+    info_ = physical_info(stored_);
+  }
+
+  const CubeInfo& info() const override { return info_; }
+
+  Status read_rows(RowRange rows, std::span<std::byte> out) const override {
+    const std::size_t samples = rows.empty() ? 0 : static_cast<std::size_t>(rows.rows() * stored_.shape.samples *
+                                                                            stored_.shape.bands);
+    if (out.size() != samples * sizeof(float))
+      return Error{ErrorKind::internal, path(), {}, "output buffer does not match the row range"};
+    const std::size_t width = bytes_per_sample(stored_.type);
+    // Samples of at most 4 bytes are read into `out` and widened in place from the end;
+    // wider ones need room of their own.
+    std::vector<std::byte> wide;
+    std::span<std::byte> raw = out.first(samples * width);
+    if (width > sizeof(float)) {
+      wide.resize(samples * width);
+      raw = wide;
+    }
+    HB_TRY(inner().read_rows(rows, raw));
+    convert(raw.data(), reinterpret_cast<float*>(out.data()), samples);
+    return {};
+  }
+
+ private:
+  void convert(const std::byte* raw, float* out, std::size_t samples) const {
+    switch (stored_.type) {
+      case DataType::u8: return convert_typed<std::uint8_t>(raw, out, samples);
+      case DataType::i16: return convert_typed<std::int16_t>(raw, out, samples);
+      case DataType::u16: return convert_typed<std::uint16_t>(raw, out, samples);
+      case DataType::i32: return convert_typed<std::int32_t>(raw, out, samples);
+      case DataType::u32: return convert_typed<std::uint32_t>(raw, out, samples);
+      case DataType::f32: return convert_typed<float>(raw, out, samples);
+      case DataType::i64: return convert_typed<std::int64_t>(raw, out, samples);
+      case DataType::u64: return convert_typed<std::uint64_t>(raw, out, samples);
+      case DataType::f64: return convert_typed<double>(raw, out, samples);
+    }
+  }
+
+  // From the last sample to the first: out[i] never overlaps a raw sample not yet read.
+  template <class T>
+  void convert_typed(const std::byte* raw, float* out, std::size_t samples) const {
+    const auto& scaling = scaling_;
+    const auto bands = static_cast<std::size_t>(stored_.shape.bands);
+    const auto ignore = stored_.meta.data_ignore_value;
+    constexpr float kNoData = std::numeric_limits<float>::quiet_NaN();
+    for (std::size_t i = samples; i-- > 0;) {
+      const double x = static_cast<double>(load<T>(raw + i * sizeof(T)));
+      const std::size_t band = i % bands;
+      const bool no_data = !std::isfinite(x) || (ignore && x == *ignore);
+      const float value = no_data ? kNoData : static_cast<float>(scaling.gain[band] * x + scaling.offset[band]);
+      std::memcpy(out + i, &value, sizeof value);
+    }
+  }
+
+  CubeInfo stored_;
+  Scaling scaling_;
+  CubeInfo info_;
+};
+
+}  // namespace
+
+std::optional<Units> units_from_name(std::string_view name) {
+  if (name == "physical") return Units::physical;
+  if (name == "raw") return Units::raw;
+  return std::nullopt;
+}
+
+const char* units_name(Units units) { return units == Units::physical ? "physical" : "raw"; }
+
+void set_scene_units(Units units) { g_scene_units.store(units); }
+Units scene_units() { return g_scene_units.load(); }
+
+std::unique_ptr<Cube> with_units(std::unique_ptr<Cube> cube, Units units) {
+  if (units == Units::raw || !cube->info().meta.scaling.applies()) return cube;
+  Scaling scaling = cube->info().meta.scaling;
+  return std::make_unique<PhysicalCube>(std::move(cube), std::move(scaling));
+}
+
+std::unique_ptr<Cube> as_float32(std::unique_ptr<Cube> cube) {
+  const auto bands = static_cast<std::size_t>(cube->info().shape.bands);
+  Scaling identity{std::vector<double>(bands, 1.0), std::vector<double>(bands, 0.0), {}, {}};
+  return std::make_unique<PhysicalCube>(std::move(cube), std::move(identity));
+}
+
+}  // namespace hb::io
