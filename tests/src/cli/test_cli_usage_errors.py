@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import clitest
 
-COMMANDS = "info, ingest, export, synth, mnf, pca, knn, sam, run, submit"
+COMMANDS = "info, ingest, export, synth, mnf, pca, knn, sam, ortho, run, submit"
 
 
 def message_cases():
