@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "io/cube_view.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::io {
 namespace {
 
 std::atomic<Units> g_scene_units{Units::raw};  // the command line edge chooses physical
+
+constexpr std::int64_t kPixelsPerTask = 4096;
 
 // The header keys a physical view no longer describes (its numbers are physical).
 bool is_scaling_key(const std::string& key) {
@@ -49,17 +52,21 @@ class PhysicalCube final : public CubeView {
                                                                             stored_.shape.bands);
     if (out.size() != samples * sizeof(float))
       return Error{ErrorKind::internal, path(), {}, "output buffer does not match the row range"};
-    const std::size_t width = bytes_per_sample(stored_.type);
-    // Samples of at most 4 bytes are read into `out` and widened in place from the end;
-    // wider ones need room of their own.
-    std::vector<std::byte> wide;
-    std::span<std::byte> raw = out.first(samples * width);
-    if (width > sizeof(float)) {
-      wide.resize(samples * width);
-      raw = wide;
-    }
+    // The stored rows go to a buffer of this thread's, kept between reads, and are
+    // converted into `out` by every core: one core converted about 1 GB/s, a fifth of
+    // what the GPU passes take in.
+    thread_local std::vector<std::byte> stored;
+    const std::size_t bytes = samples * bytes_per_sample(stored_.type);
+    if (stored.size() < bytes) stored.resize(bytes);
+    const std::span<std::byte> raw(stored.data(), bytes);
     HB_TRY(inner().read_rows(rows, raw));
-    convert(raw.data(), reinterpret_cast<float*>(out.data()), samples);
+    const auto bands = static_cast<std::int64_t>(stored_.shape.bands);
+    const std::int64_t pixels = bands > 0 ? static_cast<std::int64_t>(samples) / bands : 0;
+    parallel_for(pixels, kPixelsPerTask, [&](std::int64_t begin, std::int64_t end) {
+      const auto first = static_cast<std::size_t>(begin * bands);
+      const auto count = static_cast<std::size_t>((end - begin) * bands);
+      convert(raw.data() + first * bytes_per_sample(stored_.type), reinterpret_cast<float*>(out.data()) + first, count);
+    });
     return {};
   }
 
@@ -78,20 +85,19 @@ class PhysicalCube final : public CubeView {
     }
   }
 
-  // From the last sample to the first: out[i] never overlaps a raw sample not yet read.
+  // Whole pixels: `samples` is a multiple of the band count.
   template <class T>
   void convert_typed(const std::byte* raw, float* out, std::size_t samples) const {
     const auto& scaling = scaling_;
     const auto bands = static_cast<std::size_t>(stored_.shape.bands);
     const auto ignore = stored_.meta.data_ignore_value;
     constexpr float kNoData = std::numeric_limits<float>::quiet_NaN();
-    for (std::size_t i = samples; i-- > 0;) {
-      const double x = static_cast<double>(load<T>(raw + i * sizeof(T)));
-      const std::size_t band = i % bands;
-      const bool no_data = !std::isfinite(x) || (ignore && x == *ignore);
-      const float value = no_data ? kNoData : static_cast<float>(scaling.gain[band] * x + scaling.offset[band]);
-      std::memcpy(out + i, &value, sizeof value);
-    }
+    for (std::size_t p = 0; p < samples; p += bands)
+      for (std::size_t band = 0; band < bands; ++band) {
+        const double x = static_cast<double>(load<T>(raw + (p + band) * sizeof(T)));
+        const bool no_data = !std::isfinite(x) || (ignore && x == *ignore);
+        out[p + band] = no_data ? kNoData : static_cast<float>(scaling.gain[band] * x + scaling.offset[band]);
+      }
   }
 
   CubeInfo stored_;

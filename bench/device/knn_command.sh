@@ -28,11 +28,12 @@ for k in ${HB_KNN_COMMAND_K:-10 1024}; do
     [[ -x $bin/$cli ]] || continue
     for neighbors in "" "--neighbors"; do
       rm -f "$kdir/out.h5"
+      log_file=$out/knn_command_${cli}_$k${neighbors:+_lists}.log
       t0=$(now)
       timeout 120 "$bin/$cli" -v knn "$kdir/scene.hdr" --train "$kdir/train.h5" -k "$k" -o "$kdir/out.h5" \
-        --backend cuda $neighbors > "$out/knn_command_${cli}_$k.log" 2>&1; rc=$?
+        --backend cuda $neighbors > "$log_file" 2>&1; rc=$?
       took=$(since $t0)
-      pass=$(grep -oE "classification pass [0-9.]+ s" "$out/knn_command_${cli}_$k.log" | head -1)
+      pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
       log "knn command k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass"
       [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_$k.h5" 2>/dev/null
     done
