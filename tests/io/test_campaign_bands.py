@@ -12,11 +12,7 @@ import hbtest
 args = clitest.parse_args()
 checks = hbtest.Checks()
 
-
-def cli(folder, *argv, ranks=1, expect=0):
-    code, out, err = clitest.run(args.cli, ["--quiet", *argv], folder, args.mpiexec, ranks)
-    checks.equal(code, expect, f"hyperbatch {' '.join(map(str, argv))} (ranks {ranks}): {err}")
-    return out, err
+cli = clitest.checked_runner(args, checks)
 
 
 def scene(folder, name, centres, seed, extra=""):

@@ -19,11 +19,7 @@ except ImportError as e:
     hbtest.skip(f"oracle missing: {e} (apt-get install python3-netcdf4 python3-h5py)")
 checks = hbtest.Checks()
 
-
-def cli(folder, *argv, ranks=1, expect=0):
-    code, out, err = clitest.run(args.cli, ["--quiet", *argv], folder, args.mpiexec, ranks)
-    checks.equal(code, expect, f"hyperbatch {' '.join(map(str, argv))} (ranks {ranks}): {err}")
-    return out, err
+cli = clitest.checked_runner(args, checks)
 
 
 def check_info(folder, data, wavelengths, fwhm, good):

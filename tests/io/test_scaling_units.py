@@ -5,8 +5,6 @@ units unless --units raw. MNF is unchanged by per-band scaling, SAM and KNN are 
 checked against numpy and scikit-learn on the physical values, on 1 and 3 ranks."""
 import json
 import os
-import shutil
-import subprocess
 
 import numpy as np
 
@@ -16,10 +14,7 @@ import hbtest
 
 args = clitest.parse_args()
 # --part cuda: the same checks on the GPU backend (ctest label cuda; skipped without a GPU).
-BACKEND = "cuda" if args.part == "cuda" else "cpu"
-if BACKEND == "cuda" and (shutil.which("nvidia-smi") is None
-                         or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0):
-    hbtest.skip("no GPU visible")
+BACKEND = clitest.backend_or_skip(args, hbtest.skip)
 try:
     import h5py
     import spectral.io.envi as envi
@@ -28,11 +23,7 @@ except ImportError as e:
     hbtest.skip(f"oracle missing: {e} (apt-get install python3-h5py python3-spectral python3-sklearn)")
 checks = hbtest.Checks()
 
-
-def cli(folder, *argv, ranks=1, expect=0):
-    code, out, err = clitest.run(args.cli, ["--quiet", *argv], folder, args.mpiexec, ranks)
-    checks.equal(code, expect, f"hyperbatch {' '.join(map(str, argv))} (ranks {ranks}): {err}")
-    return out, err
+cli = clitest.checked_runner(args, checks)
 
 
 def envi_array(path):

@@ -3,8 +3,6 @@
 on 1 and 3 ranks; a mask of the wrong shape or an unknown flag band is bad input."""
 import json
 import os
-import shutil
-import subprocess
 
 import numpy as np
 
@@ -15,10 +13,7 @@ import hbtest
 
 args = clitest.parse_args()
 # --part cuda: the same checks on the GPU backend (ctest label cuda; skipped without a GPU).
-BACKEND = "cuda" if args.part == "cuda" else "cpu"
-if BACKEND == "cuda" and (shutil.which("nvidia-smi") is None
-                         or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0):
-    hbtest.skip("no GPU visible")
+BACKEND = clitest.backend_or_skip(args, hbtest.skip)
 try:
     import h5py
     import netCDF4  # noqa: F401 (the granule writer)
@@ -27,11 +22,7 @@ except ImportError as e:
     hbtest.skip(f"oracle missing: {e} (apt-get install python3-netcdf4 python3-h5py python3-spectral)")
 checks = hbtest.Checks()
 
-
-def cli(folder, *argv, ranks=1, expect=0):
-    code, out, err = clitest.run(args.cli, ["--quiet", *argv], folder, args.mpiexec, ranks)
-    checks.equal(code, expect, f"hyperbatch {' '.join(map(str, argv))} (ranks {ranks}): {err}")
-    return out, err
+cli = clitest.checked_runner(args, checks)
 
 
 def envi_array(path):

@@ -28,6 +28,27 @@ def run(cli, args, cwd, mpiexec="", ranks=1, timeout=120):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def checked_runner(args, checks):
+    """cli(folder, *argv, ranks=1, expect=0) -> (stdout, stderr): a quiet run whose exit
+    code `checks` compares with `expect`."""
+    def cli(folder, *argv, ranks=1, expect=0):
+        code, out, err = run(args.cli, ["--quiet", *argv], folder, args.mpiexec, ranks)
+        checks.equal(code, expect, f"hyperbatch {' '.join(map(str, argv))} (ranks {ranks}): {err}")
+        return out, err
+    return cli
+
+
+def backend_or_skip(args, skip):
+    """--part cuda: the GPU backend (the ctest label cuda), skipped via `skip` when no
+    GPU is visible; otherwise the CPU backend."""
+    import shutil
+    if args.part != "cuda":
+        return "cpu"
+    if shutil.which("nvidia-smi") is None or subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode != 0:
+        skip("no GPU visible")
+    return "cuda"
+
+
 def one_error_line(stderr, what):
     """The single error line of a failed run; fails on zero or several lines."""
     lines = stderr.splitlines()
