@@ -80,4 +80,14 @@ RowRange even_rows(std::int64_t lines, const Comm& comm) {
   return {lines * comm.rank() / comm.size(), lines * (comm.rank() + 1) / comm.size()};
 }
 
+std::vector<RowRange> rank_row_tiles(std::int64_t lines, std::int64_t tile_rows, const Comm& comm) {
+  const TileGrid grid{lines, balance_rows(lines, tile_rows, comm.size())};
+  std::vector<double> weights;
+  for (std::int64_t t = 0; t < grid.count(); ++t) weights.push_back(static_cast<double>(grid.rows(t).rows()));
+  const auto block = block_of(grid, balanced_cuts(weights, comm.size()), comm.rank()).rows;
+  std::vector<RowRange> tiles;
+  for (std::int64_t r = block.begin; r < block.end; r += tile_rows) tiles.push_back({r, std::min(block.end, r + tile_rows)});
+  return tiles;
+}
+
 }  // namespace hb::mpi

@@ -68,6 +68,10 @@ std::int64_t balance_rows(std::int64_t lines, std::int64_t tile_rows, int ranks,
 // blocks are known (reading the truth raster, reserving output space).
 RowRange even_rows(std::int64_t lines, const Comm& comm);
 
+// This rank's tiles of `tile_rows` rows: a contiguous block of [0, lines) balanced as
+// MNF balances, every row weighing alike (SAM, ortho: work even along the rows).
+std::vector<RowRange> rank_row_tiles(std::int64_t lines, std::int64_t tile_rows, const Comm& comm);
+
 // The largest number of tiles any rank holds: collective readers and writers make this
 // many calls on every rank (empty ones past a rank's own tiles).
 std::int64_t max_tiles(std::span<const std::int64_t> cuts);

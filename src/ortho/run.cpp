@@ -59,17 +59,6 @@ Status check_entries(const io::Glt& glt, const io::GltRows& rows, std::int64_t f
   return {};
 }
 
-// This rank's grid tiles: a contiguous block of rows (mpi/decomposition.hpp), in tiles.
-std::vector<RowRange> rank_tiles(std::int64_t lines, std::int64_t tile_rows, const mpi::Comm& ranks) {
-  const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, ranks.size())};
-  std::vector<double> weights;
-  for (std::int64_t t = 0; t < grid.count(); ++t) weights.push_back(static_cast<double>(grid.rows(t).rows()));
-  const auto block = mpi::block_of(grid, mpi::balanced_cuts(weights, ranks.size()), ranks.rank()).rows;
-  std::vector<RowRange> tiles;
-  for (std::int64_t r = block.begin; r < block.end; r += tile_rows) tiles.push_back({r, std::min(block.end, r + tile_rows)});
-  return tiles;
-}
-
 // The product rows that grid pixels [first, first + pixels) of `glt` point at (empty when none).
 RowRange source_rows(const io::GltRows& glt, std::int64_t first, std::int64_t pixels) {
   std::int64_t low = -1, high = -1;
@@ -147,7 +136,7 @@ Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress) {
   const io::CubeInfo out_info = grid_output_info(info, grid, job.product);
   const std::int64_t tile_rows = job.tile_rows > 0 ? job.tile_rows
                                                    : std::max<std::int64_t>(1, job.tile_budget_bytes / std::max<std::int64_t>(1, out_info.bytes_per_row()));
-  const auto tiles = rank_tiles(grid.lines, tile_rows, ranks);
+  const auto tiles = mpi::rank_row_tiles(grid.lines, tile_rows, ranks);
   Pass pass{**product, **glt, **gatherer, nullptr, fill_pixel(out_info), {}, tiles.empty() ? 0 : tiles.front().begin,
             {}, {}, 2 * job.tile_budget_bytes};
   // Every entry of this rank's rows is checked before any output exists.

@@ -144,19 +144,6 @@ void label_pixels(const SamJob& job, const TileScores& scores, std::vector<std::
   }
 }
 
-// This rank's tiles: a contiguous block of the scene's rows (mpi/decomposition.hpp, the
-// rule MNF uses; SAM's cost per row is even, so rows weigh alike), cut into tiles.
-std::vector<RowRange> rank_tiles(std::int64_t lines, std::int64_t tile_rows, const mpi::Comm& ranks) {
-  const mpi::TileGrid grid{lines, mpi::balance_rows(lines, tile_rows, ranks.size())};
-  std::vector<double> weights;
-  for (std::int64_t t = 0; t < grid.count(); ++t) weights.push_back(static_cast<double>(grid.rows(t).rows()));
-  const auto block = mpi::block_of(grid, mpi::balanced_cuts(weights, ranks.size()), ranks.rank()).rows;
-  std::vector<RowRange> tiles;
-  for (std::int64_t r = block.begin; r < block.end; r += tile_rows)
-    tiles.push_back({r, std::min(block.end, r + tile_rows)});
-  return tiles;
-}
-
 }  // namespace
 
 Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
@@ -174,7 +161,7 @@ Result<SamResult> run(const SamJob& job, const ProgressFn& progress) {
   spdlog::info("sam: {} on {} ({}), {} rows per tile", method_name(job.method), result.backend, result.formulation,
                result.tile_rows);
 
-  const auto tiles = rank_tiles(info.shape.lines, result.tile_rows, ranks);
+  const auto tiles = mpi::rank_row_tiles(info.shape.lines, result.tile_rows, ranks);
   const auto counts = ranks.allgather(static_cast<std::int64_t>(tiles.size()));
   const std::int64_t calls = *std::max_element(counts.begin(), counts.end());
   io::TileReader reader(*sc.cube, tiles, 0, sc.scorer->host_allocator());
