@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <vector>
 
 #include "io/cube_view.hpp"
@@ -52,14 +53,17 @@ class PhysicalCube final : public CubeView {
                                                                             stored_.shape.bands);
     if (out.size() != samples * sizeof(float))
       return Error{ErrorKind::internal, path(), {}, "output buffer does not match the row range"};
-    // The stored rows go to a buffer of this thread's, kept between reads, and are
-    // converted into `out` by every core: one core converted about 1 GB/s, a fifth of
-    // what the GPU passes take in.
-    thread_local std::vector<std::byte> stored;
+    // The stored rows go to a buffer kept between reads, and are converted into `out`
+    // by every core: one core converted about 1 GB/s, a fifth of what the GPU passes
+    // take in.
     const std::size_t bytes = samples * bytes_per_sample(stored_.type);
-    if (stored.size() < bytes) stored.resize(bytes);
+    Buffer stored = take_buffer(bytes);
     const std::span<std::byte> raw(stored.data(), bytes);
-    HB_TRY(inner().read_rows(rows, raw));
+    const Status read = inner().read_rows(rows, raw);
+    if (!read.ok()) {
+      give_back(std::move(stored));
+      return read;
+    }
     const auto bands = static_cast<std::int64_t>(stored_.shape.bands);
     const std::int64_t pixels = bands > 0 ? static_cast<std::int64_t>(samples) / bands : 0;
     parallel_for(pixels, kPixelsPerTask, [&](std::int64_t begin, std::int64_t end) {
@@ -67,10 +71,32 @@ class PhysicalCube final : public CubeView {
       const auto count = static_cast<std::size_t>((end - begin) * bands);
       convert(raw.data() + first * bytes_per_sample(stored_.type), reinterpret_cast<float*>(out.data()) + first, count);
     });
+    give_back(std::move(stored));
     return {};
   }
 
  private:
+  using Buffer = std::vector<std::byte>;
+
+  // Buffers of stored rows, reused: reads come from a new thread a tile (TileReader),
+  // and a fresh buffer paid its page faults every time.
+  Buffer take_buffer(std::size_t bytes) const {
+    Buffer buffer;
+    {
+      const std::lock_guard lock(buffers_mutex_);
+      if (!buffers_.empty()) {
+        buffer = std::move(buffers_.back());
+        buffers_.pop_back();
+      }
+    }
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    return buffer;
+  }
+  void give_back(Buffer buffer) const {
+    const std::lock_guard lock(buffers_mutex_);
+    buffers_.push_back(std::move(buffer));
+  }
+
   void convert(const std::byte* raw, float* out, std::size_t samples) const {
     switch (stored_.type) {
       case DataType::u8: return convert_typed<std::uint8_t>(raw, out, samples);
@@ -103,6 +129,8 @@ class PhysicalCube final : public CubeView {
   CubeInfo stored_;
   Scaling scaling_;
   CubeInfo info_;
+  mutable std::mutex buffers_mutex_;
+  mutable std::vector<Buffer> buffers_;
 };
 
 }  // namespace
