@@ -207,18 +207,7 @@ class CudaKnnSearch final : public KnnSearch {
 
   Status search_sequence(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,
                          TopK& running) override {
-    lists_fill_ = -1;
-    const auto each_chunk = [&]() -> Status {
-      for (int step = 0; step < steps; ++step) {
-        auto chunk = chunk_at(step);
-        if (!chunk) return chunk.error();
-        keep_lists_ = step + 1 < steps;  // the host copy is written after the last chunk only
-        HB_TRY(search(queries, nq, *chunk, running));
-      }
-      return {};
-    };
-    const Status status = each_chunk();
-    keep_lists_ = false;
+    const Status status = search_chunks(queries, nq, steps, chunk_at, running, false);
     lists_fill_ = -1;
     return status;
   }
@@ -240,18 +229,7 @@ class CudaKnnSearch final : public KnnSearch {
   // (lists_fill_), and are voted where they are.
   Result<bool> search_sequence_and_vote(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at,
                                         TopK& running, std::vector<VoteResult>& votes) override {
-    lists_fill_ = -1;
-    const auto each_chunk = [&]() -> Status {
-      for (int step = 0; step < steps; ++step) {
-        auto chunk = chunk_at(step);
-        if (!chunk) return chunk.error();
-        keep_lists_ = true;
-        HB_TRY(search(queries, nq, *chunk, running));
-      }
-      return {};
-    };
-    const Status status = each_chunk();
-    keep_lists_ = false;
+    const Status status = search_chunks(queries, nq, steps, chunk_at, running, true);
     const bool on_device = lists_fill_ >= 0;
     lists_fill_ = -1;
     if (!status.ok()) return status.error();
@@ -328,6 +306,25 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
  private:
+  // Every chunk in turn; the lists stay on the device between chunks (keep_lists_) and,
+  // with `keep_last`, after the last one too (where they fit: lists_fill_ says so).
+  Status search_chunks(const float* queries, std::int64_t nq, int steps, const ChunkAt& chunk_at, TopK& running,
+                       bool keep_last) {
+    lists_fill_ = -1;
+    const auto each_chunk = [&]() -> Status {
+      for (int step = 0; step < steps; ++step) {
+        auto chunk = chunk_at(step);
+        if (!chunk) return chunk.error();
+        keep_lists_ = keep_last || step + 1 < steps;  // else the host copy is written after the last chunk
+        HB_TRY(search(queries, nq, *chunk, running));
+      }
+      return {};
+    };
+    const Status status = each_chunk();
+    keep_lists_ = false;
+    return status;
+  }
+
   // The vote of the block's lists as they are on the device (rows [0, nq) of run_d_).
   Result<bool> vote_device_lists(std::int64_t nq, int k, std::vector<VoteResult>& votes) {
     HB_TRY(mark_span(2));

@@ -1,11 +1,17 @@
 // Random gather tiles shared by the CPU and CUDA gather tests: source rows, GLT entries
-// with no-data, and the expected grid pixels computed by the obvious loop.
+// with no-data, and the expected grid pixels computed by the obvious loop; and the
+// product cubes the run tests write.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
+#include "io/cube.hpp"
 #include "src/ortho/gather.hpp"
 
 namespace hb::ortho::test {
@@ -45,6 +51,15 @@ inline GatherCase make_gather_case(std::int64_t pixel_bytes, std::int64_t pixels
   }
   c.tile = GatherTile{c.source, rows, samples, pixel_bytes, &c.glt, first, pixels, c.fill};
   return c;
+}
+
+// A cube of `values` written to `path` (ENVI or HDF5 by name).
+template <class T>
+void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>& values) {
+  auto writer = io::create_cube(path, info);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->write_rows({0, info.shape.lines}, std::as_bytes(std::span(values))).ok());
+  ASSERT_TRUE((*writer)->commit().ok());
 }
 
 }  // namespace hb::ortho::test

@@ -2,8 +2,6 @@
 // and `ortho --backend cuda` writes the same file as `--backend cpu`. Skips without a GPU.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <span>
 
@@ -15,6 +13,9 @@
 
 namespace hb::ortho {
 namespace {
+
+using hb::test::file_bytes;
+using test::write_cube;
 
 TEST(OrthoCuda, GatherMatchesCpu) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
@@ -46,19 +47,6 @@ TEST(OrthoCuda, EmptyTileAndAllNoData) {
   std::vector<std::byte> filled(64 * 8);
   ASSERT_TRUE((*cuda)->gather(tile, filled).ok());
   EXPECT_EQ(filled, std::vector<std::byte>(64 * 8, std::byte{0x7f}));
-}
-
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-template <class T>
-void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>& values) {
-  auto writer = io::create_cube(path, info);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->write_rows({0, info.shape.lines}, std::as_bytes(std::span(values))).ok());
-  ASSERT_TRUE((*writer)->commit().ok());
 }
 
 TEST(OrthoCuda, RunWritesTheCpuBytes) {

@@ -1,8 +1,6 @@
 // The CPU gather against the obvious loop, for pixel sizes of every sample type and band count.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <span>
 
@@ -15,6 +13,9 @@
 namespace hb::ortho {
 namespace {
 
+using hb::test::file_bytes;
+using test::write_cube;
+
 TEST(OrthoGather, CpuCopiesSourcePixelsAndFillsNoData) {
   auto gatherer = make_cpu_gatherer();
   for (std::int64_t pixel_bytes : {1, 2, 3, 4, 8, 12, 448, 900}) {
@@ -23,19 +24,6 @@ TEST(OrthoGather, CpuCopiesSourcePixelsAndFillsNoData) {
     ASSERT_TRUE(gatherer->gather(c.tile, out).ok());
     EXPECT_EQ(out, c.expected) << pixel_bytes << " bytes a pixel";
   }
-}
-
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-template <class T>
-void write_cube(const std::string& path, io::CubeInfo info, const std::vector<T>& values) {
-  auto writer = io::create_cube(path, info);
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE((*writer)->write_rows({0, info.shape.lines}, std::as_bytes(std::span(values))).ok());
-  ASSERT_TRUE((*writer)->commit().ok());
 }
 
 // A grid across the flight line (each grid row points at every product row): a budget

@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "mpi/comm.hpp"
@@ -19,6 +17,7 @@
 namespace hb::sam {
 namespace {
 
+using hb::test::file_bytes;
 using test::jasper;
 
 const mpi::Runtime runtime(nullptr, nullptr);  // sam::run uses the world communicator
@@ -81,11 +80,6 @@ TEST(SamCpu, IgnoredAndDegeneratePixelsAreUnclassified) {
     EXPECT_EQ(out.best[3], method == Method::scm ? -1 : 0);  // a flat pixel has an angle, not a correlation
     EXPECT_TRUE(std::isnan(out.best_score[1]) && std::isnan(out.scores[2 * 2 + 1]));
   }
-}
-
-std::vector<char> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(SamRun, OutputsDoNotDependOnTileSize) {
