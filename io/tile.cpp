@@ -15,6 +15,7 @@ Tile::Tile(const Tile& other) { *this = other; }
 Tile& Tile::operator=(const Tile& other) {
   if (this == &other) return *this;
   reshape(other.type_, other.samples_, other.bands_, other.held_, other.core_);
+  units_ = other.units_;
   std::copy(other.bytes().begin(), other.bytes().end(), bytes().begin());
   return *this;
 }
@@ -26,6 +27,7 @@ void Tile::reshape(DataType type, std::int64_t samples, std::int64_t bands, RowR
   bands_ = bands;
   held_ = held;
   core_ = core;
+  units_ = nullptr;
   const auto bytes = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
   reserve(bytes, allocator);
   size_ = bytes;
@@ -48,6 +50,7 @@ Tile Tile::with_core(RowRange core) const {
   view.storage_ = storage_;
   view.size_ = size_;
   view.capacity_ = capacity_;
+  view.units_ = units_;
   return view;
 }
 

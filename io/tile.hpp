@@ -7,12 +7,23 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "io/metadata.hpp"
 #include "src/base/row_range.hpp"
 
 namespace hb::io {
+
+// Stored samples that stand for physical ones (io/units.hpp): a device that widens
+// samples itself takes the stored numbers (int16 crosses the host-device link as 2
+// bytes) and makes physical_sample(stored, gain[band], offset[band]) of each, NaN where
+// the stored sample is `ignore`.
+struct StoredUnits {
+  std::vector<double> gain, offset;  // per band
+  std::optional<double> ignore;      // the stored no-data value
+};
 
 class Tile {
  public:
@@ -40,6 +51,10 @@ class Tile {
   // which must lie within core(): granules of a tile that is on a device already.
   Tile with_core(RowRange core) const;
   std::int64_t pixels() const { return held_.rows() * samples_; }
+  // The units of stored samples that stand for physical ones, or null when the samples
+  // are the numbers themselves (the reader that reads stored numbers says so).
+  const StoredUnits* units() const { return units_; }
+  void set_units(const StoredUnits* units) { units_ = units; }
 
   std::span<std::byte> bytes() { return {storage_.get(), size_}; }
   std::span<const std::byte> bytes() const { return {storage_.get(), size_}; }
@@ -67,6 +82,7 @@ class Tile {
   std::shared_ptr<std::byte[]> storage_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
+  const StoredUnits* units_ = nullptr;
 };
 
 }  // namespace hb::io

@@ -5,8 +5,8 @@
 namespace hb::io {
 
 TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
-                       HostAllocator allocator)
-    : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)),
+                       HostAllocator allocator, const StoredUnits* units)
+    : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)), units_(units),
       background_(cube.format() == CubeFormat::envi) {
   // Size both buffers for the largest tile up front: they are then never reallocated.
   std::int64_t rows = 0;
@@ -33,6 +33,7 @@ Result<const Tile*> TileReader::next() {
   const Status read = background_ ? pending_.get()
                                   : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
   if (!read) return read.error();
+  slot(index).set_units(units_);
   prefetch();
   return static_cast<const Tile*>(&slot(index));
 }

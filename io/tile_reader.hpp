@@ -15,8 +15,10 @@ namespace hb::io {
 
 class TileReader {
  public:
+  // `units`: the cube's samples are stored numbers standing for physical ones; every
+  // tile carries them (Tile::units(), io::device_source).
   TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
-             HostAllocator allocator = {});
+             HostAllocator allocator = {}, const StoredUnits* units = nullptr);
   ~TileReader();
   TileReader(const TileReader&) = delete;
   TileReader& operator=(const TileReader&) = delete;
@@ -33,6 +35,7 @@ class TileReader {
   std::vector<RowRange> cores_;
   std::int64_t halo_rows_;
   HostAllocator allocator_;
+  const StoredUnits* units_;
   std::size_t next_ = 0;
   bool background_;
   std::array<Tile, 2> slots_;

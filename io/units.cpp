@@ -9,6 +9,7 @@
 
 #include "io/cube_view.hpp"
 #include "src/base/parallel_for.hpp"
+#include "src/base/physical_sample.hpp"
 
 namespace hb::io {
 namespace {
@@ -42,11 +43,24 @@ T load(const std::byte* at) {
 class PhysicalCube final : public CubeView {
  public:
   PhysicalCube(std::unique_ptr<Cube> stored, Scaling scaling)
-      : CubeView(std::move(stored), {}), stored_(inner().info()), scaling_(std::move(scaling)) {
+      : CubeView(std::move(stored), {}),
+        stored_(inner().info()),
+        units_{std::move(scaling.gain), std::move(scaling.offset), stored_.meta.data_ignore_value} {
     info_ = physical_info(stored_);
   }
 
   const CubeInfo& info() const override { return info_; }
+
+  // The stored cube and its units, for a device that widens narrow integers itself:
+  // wider types gain nothing on the link.
+  std::optional<DeviceSource> stored_source() const {
+    const DataType type = stored_.type;
+    if (type != DataType::u8 && type != DataType::i16 && type != DataType::u16) return std::nullopt;
+    // Every physical value finite (a device lists valid pixels by the stored ignore value).
+    for (std::size_t band = 0; band < units_.gain.size(); ++band)
+      if (!(std::abs(units_.gain[band]) * 65536.0 + std::abs(units_.offset[band]) < 1e38)) return std::nullopt;
+    return DeviceSource{inner(), &units_};
+  }
 
   Status read_rows(RowRange rows, std::span<std::byte> out) const override {
     const std::size_t samples = rows.empty() ? 0 : static_cast<std::size_t>(rows.rows() * stored_.shape.samples *
@@ -114,20 +128,19 @@ class PhysicalCube final : public CubeView {
   // Whole pixels: `samples` is a multiple of the band count.
   template <class T>
   void convert_typed(const std::byte* raw, float* out, std::size_t samples) const {
-    const auto& scaling = scaling_;
     const auto bands = static_cast<std::size_t>(stored_.shape.bands);
-    const auto ignore = stored_.meta.data_ignore_value;
+    const auto ignore = units_.ignore;
     constexpr float kNoData = std::numeric_limits<float>::quiet_NaN();
     for (std::size_t p = 0; p < samples; p += bands)
       for (std::size_t band = 0; band < bands; ++band) {
         const double x = static_cast<double>(load<T>(raw + (p + band) * sizeof(T)));
         const bool no_data = !std::isfinite(x) || (ignore && x == *ignore);
-        out[p + band] = no_data ? kNoData : static_cast<float>(scaling.gain[band] * x + scaling.offset[band]);
+        out[p + band] = no_data ? kNoData : physical_sample(x, units_.gain[band], units_.offset[band]);
       }
   }
 
   CubeInfo stored_;
-  Scaling scaling_;
+  StoredUnits units_;
   CubeInfo info_;
   mutable std::mutex buffers_mutex_;
   mutable std::vector<Buffer> buffers_;
@@ -150,6 +163,12 @@ std::unique_ptr<Cube> with_units(std::unique_ptr<Cube> cube, Units units) {
   if (units == Units::raw || !cube->info().meta.scaling.applies()) return cube;
   Scaling scaling = cube->info().meta.scaling;
   return std::make_unique<PhysicalCube>(std::move(cube), std::move(scaling));
+}
+
+DeviceSource device_source(const Cube& cube) {
+  if (const auto* physical = dynamic_cast<const PhysicalCube*>(&cube))
+    if (auto stored = physical->stored_source()) return *stored;
+  return {cube, nullptr};
 }
 
 std::unique_ptr<Cube> as_float32(std::unique_ptr<Cube> cube) {

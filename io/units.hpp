@@ -26,6 +26,17 @@ Units scene_units();
 
 std::unique_ptr<Cube> with_units(std::unique_ptr<Cube> cube, Units units);
 
+// Where a device that widens samples itself reads `cube` from. For a physical view of
+// an 8- or 16-bit integer scene: the stored cube and the units that make its samples
+// physical (the numbers cross the host-device link at their stored width, and the
+// device applies physical_sample, with the host view's bits). Otherwise the cube itself
+// and no units.
+struct DeviceSource {
+  const Cube& cube;
+  const StoredUnits* units = nullptr;
+};
+DeviceSource device_source(const Cube& cube);
+
 // The same numbers as float32, no-data (the ignore value, non-finite) as NaN: a scene
 // in which pixels can be made invalid without an ignore value (io/mask.hpp).
 std::unique_ptr<Cube> as_float32(std::unique_ptr<Cube> cube);

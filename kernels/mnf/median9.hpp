@@ -4,11 +4,7 @@
 // Usable from host code too, which is how CI tests it without a GPU.
 #pragma once
 
-#if defined(__CUDACC__)
-#define HB_HOST_DEVICE __host__ __device__
-#else
-#define HB_HOST_DEVICE
-#endif
+#include "src/base/host_device.hpp"
 
 namespace hb::kernels::mnf {
 

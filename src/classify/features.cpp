@@ -8,6 +8,7 @@
 
 #include "src/base/data_type.hpp"
 #include "src/base/parallel_for.hpp"
+#include "src/base/physical_sample.hpp"
 
 namespace hb::classify {
 namespace {
@@ -283,15 +284,21 @@ std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, 
 void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
                     std::span<const double> shift, float* queries) {
   const auto dims = static_cast<std::int64_t>(bands.size());
+  const io::StoredUnits* units = tile.units();
   visit_data_type(tile.type(), [&](auto zero) {
     using T = decltype(zero);
     const T* samples = tile.as<T>().data();
+    const auto value = [units](T stored, std::int64_t band) {
+      if (units == nullptr) return static_cast<float>(stored);
+      const auto b = static_cast<std::size_t>(band);
+      return physical_sample(static_cast<double>(stored), units->gain[b], units->offset[b]);
+    };
     parallel_for(static_cast<std::int64_t>(pixel.size()), kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t q = begin; q < end; ++q) {
         const T* in = samples + pixel[static_cast<std::size_t>(q)] * tile.bands();
         for (std::int64_t f = 0; f < dims; ++f) {
           const auto b = static_cast<std::size_t>(f);
-          queries[q * dims + f] = shifted_feature(static_cast<float>(in[bands[b]]), shift, b);
+          queries[q * dims + f] = shifted_feature(value(in[bands[b]], bands[b]), shift, b);
         }
       }
     });

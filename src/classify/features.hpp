@@ -71,7 +71,8 @@ std::optional<std::int64_t> narrow_ignore_target(DataType type, std::optional<do
 std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,
                           std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
 // The rest on the host: queries[q, f] = the sample of pixel[q] in scene band bands[f],
-// widened to float, then minus shift[f] in double, rounded once (pack_valid_queries'
+// widened to float (in physical units when the tile carries io::StoredUnits), then
+// minus shift[f] in double, rounded once (pack_valid_queries'
 // bits; an empty shift leaves the float).
 void gather_queries(const io::Tile& tile, std::span<const std::int64_t> pixel, std::span<const std::int64_t> bands,
                     std::span<const double> shift, float* queries);

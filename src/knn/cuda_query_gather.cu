@@ -52,13 +52,36 @@ Status DeviceQueryGather::upload(int slot, const io::Tile& tile, std::span<const
     HB_CUDA_TRY(cudaMemcpyAsync(shift_[slot].as<double>(), shift.data(), shift.size_bytes(), cudaMemcpyHostToDevice,
                                 stream_),
                 "copy query shift");
+  return upload_units(slot, tile.units(), bands);
+}
+
+// Each feature's gain and offset (its band's), when the tile's samples stand for
+// physical ones: [gain of every feature, offset of every feature].
+Status DeviceQueryGather::upload_units(int slot, const io::StoredUnits* units, std::span<const std::int64_t> bands) {
+  if (units == nullptr) return {};
+  auto& host = feature_units_[slot];
+  host.resize(2 * bands.size());
+  for (std::size_t f = 0; f < bands.size(); ++f) {
+    host[f] = units->gain[static_cast<std::size_t>(bands[f])];
+    host[bands.size() + f] = units->offset[static_cast<std::size_t>(bands[f])];
+  }
+  HB_CUDA_TRY(units_[slot].reserve(host.size() * sizeof(double)), "cudaMalloc");
+  HB_CUDA_TRY(cudaMemcpyAsync(units_[slot].as<double>(), host.data(), host.size() * sizeof(double),
+                              cudaMemcpyHostToDevice, stream_),
+              "copy query units");
   return {};
 }
 
 Status DeviceQueryGather::gather_rows(int slot, const io::Tile& tile, std::int64_t rows, int dims, bool shifted) {
+  kernels::QueryScaling scaling;
+  if (shifted) scaling.shift = shift_[slot].as<double>();
+  if (tile.units() != nullptr) {
+    scaling.gain = units_[slot].as<double>();
+    scaling.offset = scaling.gain + dims;
+  }
   HB_CUDA_TRY(kernels::gather_queries(tile.type(), raw_[slot].as<void>(), tile.bands(), pixels_[slot].as<std::int64_t>(),
-                                      rows, bands_[slot].as<std::int64_t>(), dims,
-                                      shifted ? shift_[slot].as<double>() : nullptr, queries_[slot].as<float>(), stream_),
+                                      rows, bands_[slot].as<std::int64_t>(), dims, scaling, queries_[slot].as<float>(),
+                                      stream_),
               "gathering kernel");
   HB_CUDA_TRY(cudaEventRecord(done_[slot], stream_), "cudaEventRecord");
   return {};

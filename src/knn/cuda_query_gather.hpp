@@ -1,8 +1,8 @@
 // Query tiles gathered on the GPU (CudaKnnSearch::gather and list_and_gather, for
 // u8/i16/u16 scenes): per slot, the raw tile as read goes up on a stream of their own,
 // its valid pixels are listed there (kernels::list_valid_pixels) or their list comes
-// with it, and kernels::gather_queries picks, widens and shifts the queries, with the
-// host's bits. Two slots: the worker gathers the next tile while the search reads one.
+// with it, and kernels::gather_queries picks, widens (into physical units when the tile
+// carries io::StoredUnits) and shifts the queries, with the host's bits. Two slots: the worker gathers the next tile while the search reads one.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,12 +48,17 @@ class DeviceQueryGather {
   // Room for a tile of `tile_bytes`, a list of `rows` pixels and their queries.
   bool reserve(int slot, std::size_t tile_bytes, std::int64_t rows, std::int64_t dims);
   Status upload(int slot, const io::Tile& tile, std::span<const std::int64_t> bands, std::span<const double> shift);
+  Status upload_units(int slot, const io::StoredUnits* units, std::span<const std::int64_t> bands);
   // The queries of the slot's first `rows` listed pixels, then done_[slot] recorded.
   Status gather_rows(int slot, const io::Tile& tile, std::int64_t rows, int dims, bool shifted);
 
   cudaStream_t stream_ = nullptr;
   // Per slot: the raw tile, its pixel list, the bands, the shift, the queries.
   cuda::DeviceBuffer raw_[2], pixels_[2], bands_[2], shift_[2], queries_[2];
+  // Per slot, for tiles of stored numbers (io::StoredUnits): each feature's gain, then
+  // each feature's offset, on the device and as made on the host.
+  cuda::DeviceBuffer units_[2];
+  std::vector<double> feature_units_[2];
   // list_and_gather() per slot: flags, the selection's scratch, the count; the count
   // and the list home.
   cuda::DeviceBuffer flags_[2], scratch_[2], count_[2];

@@ -5,9 +5,21 @@
 #include <algorithm>
 
 #include "io/tile_reader.hpp"
+#include "io/units.hpp"
 #include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
+namespace {
+
+// A search that gathers narrow tiles itself reads a physical view's stored numbers and
+// makes them physical on its device; every other reads the scene as it is.
+io::DeviceSource query_source(const io::Cube& scene, const KnnSearch& search) {
+  const auto stored = io::device_source(scene);
+  if (stored.units != nullptr && search.gathers(stored.cube.info().type)) return stored;
+  return {scene, nullptr};
+}
+
+}  // namespace
 
 QueryTiles::QueryTiles(const io::Cube& scene, const classify::BandSelection& selection, std::vector<RowRange> tiles,
                        std::vector<double> shift, KnnSearch& search)
@@ -16,10 +28,15 @@ QueryTiles::QueryTiles(const io::Cube& scene, const classify::BandSelection& sel
       dims_(selection.dims()),
       tiles_(std::move(tiles)),
       shift_(std::move(shift)),
-      search_(search),
-      gather_(search.gathers(scene.info().type)),
-      reader_(std::make_unique<io::TileReader>(scene, tiles_, 0,
-                                               gather_ ? search.tile_allocator() : HostAllocator{})) {}
+      search_(search) {
+  const auto source = query_source(scene, search);
+  read_type_ = source.cube.info().type;
+  gather_ = search.gathers(read_type_);
+  // Stored numbers mark no-data by their own ignore value (the physical view's is NaN).
+  ignore_ = source.units ? source.units->ignore : scene.info().meta.data_ignore_value;
+  reader_ = std::make_unique<io::TileReader>(source.cube, tiles_, 0,
+                                             gather_ ? search.tile_allocator() : HostAllocator{}, source.units);
+}
 
 Result<std::span<const float>> QueryTiles::host_queries(const QueryTile& tile, std::vector<float>& scratch) {
   const auto floats = static_cast<std::size_t>(tile.count() * dims_);
@@ -35,7 +52,7 @@ QueryTiles::~QueryTiles() {
     spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s while the search listed valid "
                   "pixels and gathered queries from {:.2f} GB of {} tiles",
                   next_, read_seconds_, worker_.gather, static_cast<double>(worker_.bytes) / 1e9,
-                  data_type_name(scene_.info().type));
+                  data_type_name(read_type_));
   else
     spdlog::debug("knn query tiles ({}): {:.3f} s waiting for reads; worker {:.3f} s packing {:.2f} GB of FP32 queries",
                   next_, read_seconds_, worker_.pack, static_cast<double>(worker_.bytes) / 1e9);
@@ -60,7 +77,7 @@ Status QueryTiles::pack(std::size_t tile, float* buffer, Result<const io::Tile*>
   if (*raw == nullptr) return Error{ErrorKind::internal, {}, "knn", "the scene's tiles ended early"};
   const int slot = static_cast<int>(tile % 2);
   auto& pixel = pixel_[slot];
-  const auto ignore = scene_.info().meta.data_ignore_value;
+  const auto ignore = ignore_;
   QueryTile& out = slots_[slot];
   out = {tiles_[tile], (*raw)->pixels(), buffer, gather_, {}};
   if (!gather_) {

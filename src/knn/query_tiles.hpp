@@ -6,7 +6,8 @@
 // training mean into the other of two slots of the search's buffers
 // (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 on a
 // GPU), hands the raw tile over (KnnSearch::list_and_gather: the GPU lists the valid
-// pixels and gathers), so that its copy and the gathering overlap the current tile's
+// pixels and gathers; a physical view's stored numbers are read and made physical
+// there), so that its copy and the gathering overlap the current tile's
 // search. Without the worker the host's reading and packing and the GPU's search took
 // turns, and each sat idle half the pass.
 #pragma once
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,7 +66,9 @@ class QueryTiles {
   std::vector<RowRange> tiles_;
   std::vector<double> shift_;
   KnnSearch& search_;
-  bool gather_;  // raw tiles handed to the search, which gathers the queries
+  bool gather_ = false;                // raw tiles handed to the search, which gathers the queries
+  DataType read_type_ = DataType::f32;  // the samples' type as read (stored numbers for a gathering search)
+  std::optional<double> ignore_;        // the no-data value of the samples as read
   std::unique_ptr<io::TileReader> reader_;
   std::size_t next_ = 0;
   std::future<Status> pending_;

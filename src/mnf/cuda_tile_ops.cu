@@ -52,9 +52,10 @@ __global__ void fold_moments(const unsigned long long* __restrict__ count, const
   if (threadIdx.x == 0) *total_count += *count;
 }
 
+// A tile of stored numbers is float32 on the device, made physical there (upload_tile).
 km::TileView view_of(const io::Tile& tile, const void* device_data, std::int64_t lines) {
   km::TileView v;
-  v.type = tile.type();
+  v.type = tile.units() ? DataType::f32 : tile.type();
   v.data = device_data;
   v.samples = tile.samples();
   v.bands = tile.bands();
@@ -126,7 +127,8 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   const auto bytes = tile.bytes().size();
   // The slot was last read by the kernels of the tile before the previous one.
   HB_TRY(check(cudaStreamWaitEvent(copy_stream_, released_[slot], 0), "wait for tile buffer"));
-  HB_TRY(check(raw_[slot].reserve(bytes), "tile buffer"));
+  const auto samples = static_cast<std::size_t>(tile.pixels() * tile.bands());
+  HB_TRY(check(raw_[slot].reserve(tile.units() ? samples * sizeof(float) : bytes), "tile buffer"));
   const void* source = tile.bytes().data();
   cudaPointerAttributes attributes{};
   const bool pinned = cudaPointerGetAttributes(&attributes, source) == cudaSuccess &&
@@ -139,14 +141,39 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
     staged_bytes_ += static_cast<double>(bytes);
     source = staging_.as<void>();
   }
-  HB_TRY(check(cudaMemcpyAsync(raw_[slot].as<void>(), source, bytes, cudaMemcpyHostToDevice, copy_stream_),
-               "copy tile to device"));
+  if (tile.units()) HB_TRY(check(stored_.reserve(bytes), "tile buffer"));
+  void* copy_to = tile.units() ? stored_.as<void>() : raw_[slot].as<void>();
+  HB_TRY(check(cudaMemcpyAsync(copy_to, source, bytes, cudaMemcpyHostToDevice, copy_stream_), "copy tile to device"));
+  if (tile.units()) HB_TRY(make_physical(tile, slot));
   HB_TRY(check(cudaEventRecord(copied_[slot], copy_stream_), "record tile copy"));
   HB_TRY(check(cudaStreamWaitEvent(stream_, copied_[slot], 0), "order kernels after the copy"));
   HB_TRY(check(cudaEventSynchronize(copied_[slot]), "copy tile to device"));
   current_ = slot;
   resident_[slot] = key;
   return {};
+}
+
+// The stored numbers just copied into stored_ made physical in the slot, on the copy
+// stream (the next copy into stored_ waits for it there). The units go up when they change.
+Status MnfTileOps::make_physical(const io::Tile& tile, int slot) {
+  const io::StoredUnits& units = *tile.units();
+  const auto bands = static_cast<std::size_t>(tile.bands());
+  if (units.gain.size() != bands || units.offset.size() != bands)
+    return Error{ErrorKind::internal, {}, {}, "tile units do not match its bands"};
+  std::vector<double> packed(units.gain);
+  packed.insert(packed.end(), units.offset.begin(), units.offset.end());
+  if (packed != units_on_device_) {  // by content: another scene's units may reuse the address
+    HB_TRY(check(units_.reserve(packed.size() * sizeof(double)), "units"));
+    HB_TRY(check(cudaMemcpyAsync(units_.as<void>(), packed.data(), packed.size() * sizeof(double),
+                                 cudaMemcpyHostToDevice, copy_stream_), "copy units"));
+    HB_TRY(check(cudaStreamSynchronize(copy_stream_), "copy units"));
+    units_on_device_ = std::move(packed);
+  }
+  const auto* gain = units_.as<double>();
+  return check(kernels::physical_to_f32(tile.type(), stored_.as<void>(), tile.bands(), gain, gain + bands,
+                                        units.ignore.has_value(), units.ignore.value_or(0.0), raw_[slot].as<float>(),
+                                        static_cast<std::size_t>(tile.pixels()) * bands, copy_stream_),
+               "make samples physical");
 }
 
 // Marks the current slot free for a later copy once the kernels queued so far are done.
@@ -395,6 +422,7 @@ Result<linalg::SymmetricEigen> MnfTileOps::symmetric_eigen(const linalg::Matrix&
 // Its own buffers, not the tile slots: the denoise pass widens a tile it then transforms.
 Status MnfTileOps::convert_to_f32(const io::Tile& tile, std::span<float> out) {
   cudaSetDevice(device_);
+  if (tile.units()) return Error{ErrorKind::internal, {}, {}, "convert_to_f32 takes samples, not stored numbers"};
   const auto in = tile.bytes();
   DeviceBuffer raw, wide;
   if (auto e = raw.reserve(in.size()); e != cudaSuccess) return failure(e, "cudaMalloc");

@@ -1,6 +1,6 @@
 // The CUDA half of the MNF/PCA tile operations (see TileOps), on one GPU: the raw tile is
 // copied as stored (int16 stays 2 bytes) through a pinned buffer and widened on the
-// device; statistics in FP64 (the hand SYRK kernel), transforms as FP64 DGEMM rounded once to
+// device, into physical units there when the tile carries them (io::StoredUnits); statistics in FP64 (the hand SYRK kernel), transforms as FP64 DGEMM rounded once to
 // float32 (the accuracy the SPy comparison needs; see docs/PERFORMANCE.md for the
 // FP32 variants measured against it).
 //
@@ -40,6 +40,8 @@ class MnfTileOps final : public mnf::TileOps {
   ~MnfTileOps() override;
 
   Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) override;
+  // Stored int16 crosses the link as 2 bytes and is made physical on the device.
+  bool takes_stored_units() const override { return true; }
   Status convert_to_f32(const io::Tile& tile, std::span<float> out) override;
   Status accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) override;
   Status accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
@@ -57,6 +59,7 @@ class MnfTileOps final : public mnf::TileOps {
   };
 
   Status upload_tile(const io::Tile& tile);
+  Status make_physical(const io::Tile& tile, int slot);
   Status upload_rules(const io::Tile& tile, const mnf::PixelRules& rules);
   Status ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules);
   Status reserve_matrices(std::int64_t core_pixels, std::int64_t columns);
@@ -75,7 +78,9 @@ class MnfTileOps final : public mnf::TileOps {
   cudaStream_t stream_ = nullptr;       // kernels
   cudaStream_t copy_stream_ = nullptr;  // host-to-device tile copies
   cublasHandle_t cublas_ = nullptr;
-  DeviceBuffer raw_[2];                 // tile bytes: one computed on, one being filled
+  DeviceBuffer raw_[2];                 // tile samples: one computed on, one being filled
+  DeviceBuffer stored_, units_;         // a tile of stored numbers as copied; its gain and offset
+  std::vector<double> units_on_device_; // what units_ holds
   TileKey resident_[2];                 // which tile each holds
   cudaEvent_t copied_[2] = {};          // the copy into raw_[i] is done
   cudaEvent_t released_[2] = {};        // the kernels reading raw_[i] are done

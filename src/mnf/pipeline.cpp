@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "io/tile_reader.hpp"
+#include "io/units.hpp"
 #include "io/write_behind.hpp"
 #include "mpi/agree.hpp"
 #include "src/base/stopwatch.hpp"
@@ -54,6 +55,12 @@ io::Tile sub_tile(const io::Tile& tile, RowRange core, std::int64_t halo) {
   const auto from = static_cast<std::size_t>(held.begin - tile.held().begin) * row_bytes;
   std::copy_n(tile.bytes().begin() + static_cast<std::ptrdiff_t>(from), part.bytes().size(), part.bytes().begin());
   return part;
+}
+
+// Where a pass reads the scene from: operations that make samples physical themselves
+// take a physical view's stored numbers (int16 crosses to a GPU as 2 bytes, not 4).
+io::DeviceSource tile_source(const io::Cube& cube, const TileOps& ops) {
+  return ops.takes_stored_units() ? io::device_source(cube) : io::DeviceSource{cube, nullptr};
 }
 
 // What the statistics pass adds tile by tile.
@@ -163,7 +170,9 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   StatsSink sink{ops,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
                  data_sum, noise_sum,   *shift,       zero_noise, granule_valid};
   const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
-  io::TileReader reader(cube, tiles, std::max(halo.above, halo.below), ops.device().host_allocator());
+  const auto source = tile_source(cube, ops);
+  io::TileReader reader(source.cube, tiles, std::max(halo.above, halo.below), ops.device().host_allocator(),
+                        source.units);
   double input_wait = 0, compute = 0;
   const auto mine = static_cast<std::int64_t>(tiles.size());
   const auto counts = comm.allgather(mine);
@@ -267,7 +276,7 @@ Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& r
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
                       std::int64_t outputs, const mpi::Comm& comm, const HostAllocator& allocator,
-                      const Decomposition& blocks, PerTile&& per_tile) {
+                      const io::DeviceSource& source, const Decomposition& blocks, PerTile&& per_tile) {
   const Stopwatch clock;
   const auto& shape = cube.info().shape;
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
@@ -279,7 +288,7 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   const bool in_step = collective_reads(cube, comm) || writer.writes_in_step();
   const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
                                      : static_cast<std::int64_t>(tiles.size());
-  io::TileReader reader(cube, tiles, 0, allocator);
+  io::TileReader reader(source.cube, tiles, 0, allocator, source.units);
   // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
   // is read on the reader's own thread) and no rank must write in step with others
   // (ENVI outputs are written with pwrite by each rank on its own).
@@ -330,8 +339,8 @@ Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& ru
                         const Decomposition* blocks) {
   auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
   if (!chosen) return chosen.error();
-  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, ops.device().host_allocator(), *chosen,
-                        [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
+  return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, ops.device().host_allocator(),
+                        tile_source(cube, ops), *chosen, [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
 }
 
 Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
@@ -342,8 +351,9 @@ Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rule
   const std::int64_t bands = cube.info().shape.bands;
   const std::int64_t used = rules.used_bands();
   std::vector<float> denoised;
-  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, ops.device().host_allocator(), *chosen,
-                        [&](const io::Tile& tile, std::span<float> out) -> Status {
+  // The pass-through bands are written as read: the samples themselves, physical.
+  return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, ops.device().host_allocator(),
+                        io::DeviceSource{cube, nullptr}, *chosen, [&](const io::Tile& tile, std::span<float> out) -> Status {
                           HB_TRY(ops.convert_to_f32(tile, out));  // pass-through values
                           denoised.resize(static_cast<std::size_t>(tile.pixels() * used));
                           HB_TRY(ops.transform(tile, rules, map, denoised));

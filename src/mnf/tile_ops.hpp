@@ -30,6 +30,10 @@ class TileOps {
   // linalg's descending, sign-normalised form so that both halves agree.
   virtual Result<linalg::SymmetricEigen> symmetric_eigen(const linalg::Matrix& a) = 0;
 
+  // Whether tiles may come as stored numbers standing for physical ones (io::Tile::units:
+  // a physical view's narrow integers) for the operations to make physical themselves.
+  virtual bool takes_stored_units() const { return false; }
+
   // Widens a tile's held samples to float32 (canonical layout kept).
   virtual Status convert_to_f32(const io::Tile& tile, std::span<float> out) = 0;
 
