@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "io/text_file.hpp"
+#include "src/base/parallel_for.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -40,26 +43,20 @@ struct Hashed {
   std::string identity_after;  // the file's identity once read: differs when it changed meanwhile
 };
 
-// FNV-1a over 8-byte words (then the tail bytes): one multiply per word keeps hashing
-// near disk speed. A change detector, not a cryptographic digest.
-std::optional<Hashed> read_and_hash(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::uint64_t h = kFnvOffset;
-  std::vector<unsigned char> buffer(std::size_t{8} << 20);  // a multiple of 8: words never straddle reads
-  bool failed = false;
-  for (;;) {
-    std::size_t n = 0;
-    while (n < buffer.size()) {  // fill the buffer, so that only the file's last bytes are a tail
-      const ssize_t got = ::read(fd, buffer.data() + n, buffer.size() - n);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        failed = got < 0;
-        break;
-      }
-      n += static_cast<std::size_t>(got);
-    }
+constexpr std::int64_t kPieceBytes = std::int64_t{64} << 20;  // a multiple of 8: words never straddle pieces
+constexpr std::size_t kReadBytes = std::size_t{8} << 20;
+
+// FNV-1a over the 8-byte words of bytes [begin, end) of the file (then its tail bytes);
+// false on a read error or a short file.
+bool hash_piece(int fd, std::int64_t begin, std::int64_t end, std::uint64_t& h) {
+  std::vector<unsigned char> buffer(kReadBytes);
+  h = kFnvOffset;
+  for (std::int64_t at = begin; at < end;) {
+    const auto want = static_cast<std::size_t>(std::min<std::int64_t>(end - at, kReadBytes));
+    const ssize_t got = ::pread(fd, buffer.data(), want, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    const auto n = static_cast<std::size_t>(got);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
       std::uint64_t word = 0;
@@ -67,12 +64,39 @@ std::optional<Hashed> read_and_hash(const std::string& path) {
       h = (h ^ word) * kFnvPrime;
     }
     for (; i < n; ++i) h = (h ^ buffer[i]) * kFnvPrime;
-    if (n < buffer.size() || failed) break;
+    at += got;
   }
+  return true;
+}
+
+// The file cut into 64 MiB pieces, each hashed (FNV-1a over 8-byte words) on its own
+// thread, and the pieces' hashes folded in order with the length: one core hashed about
+// 3 GB/s, a third of a 5 GB flightline's time in a job. A change detector, not a
+// cryptographic digest.
+std::optional<Hashed> read_and_hash(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat before {};
+  if (::fstat(fd, &before) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  const std::int64_t size = before.st_size;
+  const std::int64_t pieces = (size + kPieceBytes - 1) / kPieceBytes;
+  std::vector<std::uint64_t> piece_hash(static_cast<std::size_t>(pieces));
+  std::atomic<bool> failed{false};
+  parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t p = first; p < last && !failed; ++p)
+      if (!hash_piece(fd, p * kPieceBytes, std::min(size, (p + 1) * kPieceBytes), piece_hash[static_cast<std::size_t>(p)]))
+        failed = true;
+  });
+  std::uint64_t h = kFnvOffset;
+  for (const std::uint64_t piece : piece_hash) h = (h ^ piece) * kFnvPrime;
+  h = (h ^ static_cast<std::uint64_t>(size)) * kFnvPrime;
   struct stat after {};
-  failed = failed || ::fstat(fd, &after) != 0;
+  const bool bad = failed || ::fstat(fd, &after) != 0;
   ::close(fd);
-  if (failed) return std::nullopt;
+  if (bad) return std::nullopt;
   return Hashed{fmt::format("{:016x}", h), identity(after)};
 }
 

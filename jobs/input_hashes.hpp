@@ -20,7 +20,8 @@ namespace hb::jobs {
 // empty: remember within this process only.
 void remember_hashes_in(const std::string& folder);
 
-// 64-bit FNV-1a over the file's 8-byte words, then its tail bytes, as 16 hex digits;
+// 64-bit FNV-1a over the file's 8-byte words in 64 MiB pieces (hashed in parallel),
+// the pieces' hashes folded in order with the file's length, as 16 hex digits;
 // nullopt when the file cannot be read. Logs (debug) whether it read the file.
 std::optional<std::string> file_content_hash(const std::string& path);
 
