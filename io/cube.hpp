@@ -35,6 +35,9 @@ class Cube {
   // Reads rows [rows.begin, rows.end) into `out` in the canonical layout
   // (pixels x bands, native byte order). out.size() must be rows * bytes_per_row.
   virtual Status read_rows(RowRange rows, std::span<std::byte> out) const = 0;
+  // Whether reading a row decodes more than the row (compressed chunks): readers of
+  // scattered rows then read through the gaps rather than decode a chunk again per row.
+  virtual bool compressed() const { return false; }
 
   // Reads the core rows plus up to `halo_rows` rows on each side (clipped at the edges).
   Result<Tile> read_tile(RowRange core, std::int64_t halo_rows = 0) const;

@@ -17,6 +17,7 @@ class CubeView : public Cube {
   CubeFormat format() const override { return inner_->format(); }
   std::int64_t bytes_on_disk() const override { return inner_->bytes_on_disk(); }
   Status read_rows(RowRange rows, std::span<std::byte> out) const override { return inner_->read_rows(rows, out); }
+  bool compressed() const override { return inner_->compressed(); }
 
  protected:
   const Cube& inner() const { return *inner_; }

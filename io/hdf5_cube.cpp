@@ -16,6 +16,11 @@ namespace {
 
 constexpr const char* kCube = "/cube";
 
+bool has_filters(hid_t dataset) {
+  const h5::PropertyList creation(H5Dget_create_plist(dataset));
+  return creation && H5Pget_nfilters(creation.get()) > 0;
+}
+
 class Hdf5Cube final : public Cube {
  public:
   Hdf5Cube(std::string path, std::string dataset_name, CubeInfo info, h5::File file, h5::Dataset dataset,
@@ -26,11 +31,13 @@ class Hdf5Cube final : public Cube {
         parallel_(parallel),
         file_(std::move(file)),
         dataset_(std::move(dataset)),
-        transfer_(h5::transfer(parallel)) {}
+        transfer_(h5::transfer(parallel)),
+        compressed_(has_filters(dataset_.get())) {}
 
   const CubeInfo& info() const override { return info_; }
   const std::string& path() const override { return path_; }
   CubeFormat format() const override { return CubeFormat::hdf5; }
+  bool compressed() const override { return compressed_; }
 
   std::int64_t bytes_on_disk() const override {
     std::error_code error;
@@ -69,6 +76,7 @@ class Hdf5Cube final : public Cube {
   h5::File file_;
   h5::Dataset dataset_;
   h5::PropertyList transfer_;
+  bool compressed_;
 };
 
 Result<h5::Dataset> open_cube_dataset(hid_t file, const std::string& path) {

@@ -140,9 +140,9 @@ using WantedPixelFn = std::function<void(const io::Tile&, std::size_t, std::int6
 Status for_each_wanted_pixel(const io::Cube& scene, std::span<const std::int64_t> pixels, std::int64_t tile_rows,
                              const WantedPixelFn& fn) {
   const auto samples = scene.info().shape.samples;
-  // A gap of a few rows is read through; a compressed HDF5 chunk would be decoded again
-  // for every separate read, so HDF5 tiles read through any gap.
-  const std::int64_t max_gap = scene.format() == io::CubeFormat::envi ? 4 : tile_rows;
+  // A gap of a few rows is read through; a compressed chunk would be decoded again for
+  // every separate read, so compressed scenes read through any gap.
+  const std::int64_t max_gap = scene.compressed() ? tile_rows : 4;
   const auto tiles = wanted_tiles(pixels, samples, tile_rows, max_gap);
   io::TileReader reader(scene, tiles, 0);
   std::size_t next = 0;
