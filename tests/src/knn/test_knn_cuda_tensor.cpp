@@ -106,15 +106,17 @@ TEST_P(TensorEqualsFast, BitForBit) {
     }
 }
 
+std::string scenario_name(const ::testing::TestParamInfo<TensorEqualsFast::ParamType>& param) {
+  std::string name = data_name(std::get<0>(param.param));
+  std::erase(name, '-');
+  return name + "_d" + std::to_string(std::get<1>(param.param));
+}
+
 INSTANTIATE_TEST_SUITE_P(Scenarios, TensorEqualsFast,
                          ::testing::Combine(::testing::Values(Data::uniform, Data::clustered, Data::far,
                                                               Data::near_ties, Data::duplicated),
                                             ::testing::Values(32, 224)),
-                         [](const auto& info) {
-                           std::string name = data_name(std::get<0>(info.param));
-                           std::erase(name, '-');
-                           return name + "_d" + std::to_string(std::get<1>(info.param));
-                         });
+                         scenario_name);
 
 // Many small slabs: 256 rows by 1024 columns, so that a row meets the list's bound in
 // later slabs and queries span several slabs of rows.
