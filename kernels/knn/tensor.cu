@@ -15,8 +15,7 @@
 //    band order, one FMA a band (cuBLAS SGEMM's rounding: a chain of FMAs from 0), and
 //    is finished by the exact methods' rule (detail::euclidean_distance, FP64 recompute
 //    included); pairs closer than the running k-th are buffered, sorted and merged
-//    into the running list (detail::merge_into), batch by batch. A warp computes 32
-//    pairs' chains together from coalesced loads (warp_inner_products).
+//    into the running list (detail::merge_into), batch by batch.
 // Euclidean only; the search runs `fast` for cosine.
 #include <algorithm>
 #include <cmath>
@@ -28,14 +27,11 @@ namespace hb::kernels::knn {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
 constexpr int kPerThread = 8;  // loads in flight a thread between the filter's barriers
 constexpr int kRound = kThreads * kPerThread;
 constexpr int kSamples = 2048;  // columns sampled for tau (8 KiB of shared memory)
 constexpr int kBatch = 2048;    // exact distances per flush (16 KiB of shared memory)
 constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel sorts (16 KiB)
-constexpr int kTileFloats = kWarps * 32 * 33;  // each warp's 32 x 32 band tile, padded
-static_assert(kSortCap <= kTileFloats);  // the sort's keys share the tiles' memory
 constexpr int kMaxDims = 8192;  // the query row in shared memory (32 KiB)
 
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
@@ -166,26 +162,23 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   }
 }
 
-// q . t in FP32, band order, one FMA a band from 0, for the training row `t` of each
-// lane (t < 0: none; its result is meaningless). The warp loads 32 bands of all 32 rows
-// at a time, each row's 32 bands by one coalesced load, transposes them through its
-// tile, and each lane runs its own chain: one thread a row gathering its row alone ran
-// the loads one dependent batch at a time.
-__device__ float warp_inner_products(const float* query, const float* train, int t, int dims, float* tile) {
-  const int lane = static_cast<int>(threadIdx.x) % 32;
+// q . t in FP32, band order, one FMA a band from 0. A thread gathers its row alone: a
+// warp loading 32 rows' bands coalesced into a shared tile for 32 chains at once ran
+// slower at k >= 100 (H200, d = 224, k = 1024: 0.28 against 0.41 M queries/s).
+__device__ __forceinline__ float chain_inner_product(const float* q, const float* t, int dims) {
   float acc = 0.0f;
-  for (int b0 = 0; b0 < dims; b0 += 32) {
-    const int band = b0 + lane;
-#pragma unroll 8
-    for (int row = 0; row < 32; ++row) {
-      const int tr = __shfl_sync(0xffffffffu, t, row);
-      tile[row * 33 + lane] = tr >= 0 && band < dims ? __ldg(train + static_cast<std::int64_t>(tr) * dims + band) : 0.0f;
+  if ((dims & 3) == 0 && (reinterpret_cast<std::uintptr_t>(t) & 15) == 0) {
+    const float4* t4 = reinterpret_cast<const float4*>(t);
+    for (int i = 0; i < dims / 4; ++i) {
+      const float4 v = __ldg(t4 + i);
+      acc = __fmaf_rn(q[4 * i], v.x, acc);
+      acc = __fmaf_rn(q[4 * i + 1], v.y, acc);
+      acc = __fmaf_rn(q[4 * i + 2], v.z, acc);
+      acc = __fmaf_rn(q[4 * i + 3], v.w, acc);
     }
-    __syncwarp();
-    const int bands = min(32, dims - b0);
-    for (int i = 0; i < bands; ++i) acc = __fmaf_rn(query[b0 + i], tile[lane * 33 + i], acc);
-    __syncwarp();
+    return acc;
   }
+  for (int i = 0; i < dims; ++i) acc = __fmaf_rn(q[i], __ldg(t + i), acc);
   return acc;
 }
 
@@ -196,15 +189,12 @@ struct Batch {
 };
 
 // The kept pairs of row r (all columns where kept[2r + 1]) finished exactly and merged.
-// Four blocks an SM (64 registers): at the default bound the chains spilled.
-__global__ void __launch_bounds__(kThreads, 4)
-    tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld, int col0, std::int64_t first_index,
-                        Lists running, Lists scratch, const int* kept) {
-  extern __shared__ float dynamic[];  // the query row, then the warps' tiles (or the sort's keys)
+__global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld,
+                                                                int col0, std::int64_t first_index, Lists running,
+                                                                Lists scratch, const int* kept) {
+  extern __shared__ float query[];
   __shared__ Batch batch;
-  float* query = dynamic;
-  float* tiles = dynamic + ((in.dims + 3) & ~3);
-  float* uppers = tiles;
+  __shared__ float uppers[kSortCap];
   const int r = static_cast<int>(blockIdx.x);
   const int k = running.k;
   const int dims = in.dims;
@@ -241,16 +231,10 @@ __global__ void __launch_bounds__(kThreads, 4)
     const float bound_d = run_d[k - 1];
     const std::int64_t bound_i = run_i[k - 1];
     const float limit = fminf(tau, bound_d);
-    const int end = min(n, b0 + kBatch);
-    const int warp = static_cast<int>(threadIdx.x) / 32;
-    for (int j0 = b0 + warp * 32; j0 < end; j0 += kThreads) {  // a warp takes 32 pairs at a time
-      const int j = j0 + static_cast<int>(threadIdx.x) % 32;
-      // Skipped: k pairs, or the list's k-th, are closer than its lower end.
-      const bool skip = j >= end || (!whole_row && ends(j).lower > limit);
-      const int t = skip ? -1 : col0 + (whole_row ? j : columns[2 * j]);
-      if (__ballot_sync(0xffffffffu, t >= 0) == 0) continue;
-      const float ip = warp_inner_products(query, in.train, t, dims, tiles + warp * 32 * 33);
-      if (t < 0) continue;
+    for (int j = b0 + static_cast<int>(threadIdx.x); j < min(n, b0 + kBatch); j += kThreads) {
+      if (!whole_row && ends(j).lower > limit) continue;  // k pairs, or the list's k-th, are closer
+      const int t = col0 + (whole_row ? j : columns[2 * j]);
+      const float ip = chain_inner_product(query, in.train + static_cast<std::int64_t>(t) * dims, dims);
       const float d = detail::euclidean_distance(in, r, t, ip, qn, in.train_norms[t], refine);
       if (detail::closer(d, first_index + t, bound_d, bound_i)) {
         const int at = atomicAdd(&batch.count, 1);
@@ -287,13 +271,14 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
       ld < cols || running.k < 1)
     return cudaErrorInvalidValue;
   tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept);
-  const std::size_t dynamic_bytes = (static_cast<std::size_t>((in.dims + 3) & ~3) + kTileFloats) * sizeof(float);
-  if (const cudaError_t e = cudaFuncSetAttribute(tensor_exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(dynamic_bytes));
-      e != cudaSuccess)
-    return e;
-  tensor_exact_kernel<<<rows, kThreads, dynamic_bytes, stream>>>(in, slab, cols, ld, col0, first_index, running,
-                                                                  scratch, kept);
+  const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);
+  if (query_bytes > 48 * 1024)
+    if (const cudaError_t e = cudaFuncSetAttribute(tensor_exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(query_bytes));
+        e != cudaSuccess)
+      return e;
+  tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, slab, cols, ld, col0, first_index, running,
+                                                                scratch, kept);
   return cudaGetLastError();
 }
 
