@@ -4,7 +4,7 @@
 //    and bracketed by the proven bound E (tensor_bound.hpp): [D~ - E, D~ + E] holds the
 //    FP32 distance the exact methods compute. The row keeps every pair whose lower end
 //    is at most T = min(the running list's k-th distance, tau), where tau is the k-th
-//    smallest upper end: sampled (the m-th of 4096 evenly spaced columns, m above the
+//    smallest upper end: sampled (the m-th of 2048 evenly spaced columns, m above the
 //    sample's expected count of k) and checked in the same pass (at least k upper ends
 //    must lie at or below it; else the row is rescanned whole). The kept pairs
 //    (column, D~) are written over the row itself: the write position never passes the

@@ -19,8 +19,8 @@
 //    relative), products of TF32 values are exact in FP32, and the accumulation is
 //    modelled as any-order summation whose every step errs by at most u_a = 2^-20
 //    relative (IEEE FP32 errs by 2^-24; tensor cores align to the largest term and
-//    truncate, Fasi et al. 2021, "Numerical behavior of NVIDIA tensor cores": 16x
-//    slack over that), with d + 1 steps (the C = 0 term): g_a = (d+1) u_a / (1 - (d+1) u_a).
+//    truncate, Fasi et al. 2021, "Numerical behavior of NVIDIA tensor cores", within
+//    2^-23: 8x slack over that), with d + 1 steps (the C = 0 term): g_a = (d+1) u_a / (1 - (d+1) u_a).
 //    |ip~ - s| <= e_t P, e_t = 2^-9 + 2^-20 + g_a (1 + 2^-9 + 2^-20); products that
 //    underflow and are flushed lose less than 2^-126 each.
 //  * D~ = fl32(S - 2 ip~): |D~ - d| <= 4.03 u S + e_t (Q + T) + u e_t S, as above.
@@ -52,7 +52,7 @@ HB_KNN_HD inline double tensor_error_floor(int dims) { return (2.0 * dims + 16.0
 // The bound's scale rounded up to a float: one FMA (rounded up) per pair.
 HB_KNN_HD inline float tensor_error_scale_f(int dims) {
   const double c = tensor_error_scale(dims) * (1.0 + 0x1p-20);
-  return static_cast<float>(c);  // c < 1: the float is within 2^-24 c of it, covered above
+  return static_cast<float>(c);  // rounded to nearest: within 2^-24 c, so still >= the scale
 }
 
 // Usable only where d u_a stays well below 1 (the bound is meaningless beyond).
