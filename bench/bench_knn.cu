@@ -1,13 +1,13 @@
 // KNN search on one GPU through the KnnSearch seam (pinned host queries in, pinned
 // host lists out, both timed):
 // N = 10^5 training rows (--train: a scene's few thousand), d in {32, 224}, k in {1, 10, 100, 1024, 4096}, for every
-// --select method. Rates are queries/s and GFLOP/s counted as 2 * Q * N * d, against
+// --select method (tensor: TF32 tensor-core products, exact lists). Rates are queries/s and GFLOP/s counted as 2 * Q * N * d, against
 // the cuBLAS SGEMM rate measured in the same run (8192^3, plain FP32) and the SGEMM
 // of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
 //   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
-//             [--slab-rows 1056,4224] [--select fast,bitonic,kmin,auto]
+//             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto]
 // (--slab-mb, --slab-rows: one fast row per inner-product slab size and row count;
 //  default the search's own; --select: the methods to run, default all of them)
 #include <cublas_v2.h>
@@ -80,7 +80,7 @@ std::vector<SelectMethod> parse_methods(const char* text) {
   for (std::string item; std::getline(in, item, ',');) {
     const auto method = select_method_from_name(item);
     if (!method) {
-      std::fprintf(stderr, "bench_knn: --select: unknown method '%s' (auto|kmin|bitonic|fast)\n", item.c_str());
+      std::fprintf(stderr, "bench_knn: --select: unknown method '%s' (auto|kmin|bitonic|fast|tensor)\n", item.c_str());
       std::exit(2);
     }
     out.push_back(*method);
@@ -109,6 +109,22 @@ double timed_search(KnnSearch& search, const float* queries, std::int64_t q, con
   return s;
 }
 
+// Pairs of the first q lists where `search` and a fresh fast search differ (distance
+// bits or index): the tensor method must give fast's lists exactly at scale too.
+std::int64_t pairs_unlike_fast(KnnSearch& search, const float* queries, std::int64_t q, const TrainingChunk& chunk,
+                               int k) {
+  auto fast = make_knn_search(hb::BackendKind::cuda, {Metric::euclidean, SelectMethod::fast, std::int64_t{64} << 20});
+  if (!fast.ok()) return -1;
+  TopK got(q, k), want(q, k);
+  if (!search.search(queries, q, chunk, got).ok() || !(*fast)->search(queries, q, chunk, want).ok()) return -1;
+  std::int64_t differ = 0;
+  for (std::int64_t r = 0; r < q; ++r)
+    for (int j = 0; j < k; ++j)
+      differ += got.indices(r)[j] != want.indices(r)[j] ||
+                std::memcmp(got.distances(r) + j, want.distances(r) + j, sizeof(float)) != 0;
+  return differ;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,8 +134,8 @@ int main(int argc, char** argv) {
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
   std::vector<int> slab_mb{0};    // fast: inner-product slab sizes to sweep (0 = the default)
   std::vector<int> slab_rows{0};  // fast: slab rows to sweep (0 = the default)
-  std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::bitonic, SelectMethod::kmin,
-                                    SelectMethod::automatic};
+  std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor, SelectMethod::bitonic,
+                                    SelectMethod::kmin, SelectMethod::automatic};
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--train")) train_rows = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
@@ -186,7 +202,8 @@ int main(int argc, char** argv) {
         }
         // From a 2048-query pilot, 4x more queries while a run takes under a quarter of
         // the budget (small runs understate the rate: fixed costs), up to Q.
-        const double method_budget = method == SelectMethod::fast ? 2.0 * budget : budget;
+        const double method_budget =
+            method == SelectMethod::fast || method == SelectMethod::tensor ? 2.0 * budget : budget;
         std::int64_t q = std::min(kPilot, cap);
         double s = timed_search(search, queries, q, chunk, k);
         while (s >= 0 && q < cap && s < method_budget / 4) {
@@ -203,6 +220,12 @@ int main(int argc, char** argv) {
                     std::string(select_method_name(method)).c_str(), static_cast<long long>(q), s, q / s, gflops,
                     100.0 * gflops / peak, s / floor_s, slab.c_str(),
                     q < max_queries ? "Q scaled down (rate per query)" : "");
+        if (method == SelectMethod::tensor) {
+          const std::int64_t checked = std::min<std::int64_t>(q, 8192);
+          std::printf("# d = %d, k = %d: tensor lists against fast's, %lld queries: %lld pairs differ\n", dims, k,
+                      static_cast<long long>(checked),
+                      static_cast<long long>(pairs_unlike_fast(search, queries, checked, chunk, k)));
+        }
         std::fflush(stdout);
       }
     }

@@ -92,6 +92,17 @@ int fused_pool_max_k();
 // on the current GPU: one wave.
 int fused_rows_per_wave();
 
+// tensor (euclidean): `slab` holds approximate inner products [rows, cols] (ld) from
+// TF32 tensor cores for training columns col0 .. col0 + cols - 1. Every pair that the
+// proven bound (tensor_bound.hpp) cannot rule out of the running top k is finished
+// exactly (FP32 FMA chain in band order, then the exact methods' rule) and merged into
+// `running`, which is sorted after every call: the lists equal fast's bit for bit
+// wherever its SGEMM rounds like that chain. The slab is overwritten (kept columns);
+// `kept` is device scratch of 2 * rows ints. dims up to tensor_max_dims().
+cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
+                          std::int64_t first_index, Lists running, Lists scratch, int* kept, cudaStream_t stream);
+int tensor_max_dims();
+
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id
 // of every training row (global index). classes <= vote_max_classes().
 struct VoteInputs {

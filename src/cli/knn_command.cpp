@@ -90,7 +90,7 @@ Registered register_knn(CLI::App& root) {
   per_class->excludes(train);
   app->add_option("--seed", job.split.seed, "Seed of the stratified draw")->check(accepts::unsigned_integer());
   app->add_option("--metric", o->metric, "Distance")->check(accepts::one_of({"euclidean", "cosine"}));
-  app->add_option("--select", o->select, "k-selection method")->check(accepts::one_of({"auto", "kmin", "bitonic", "fast"}));
+  app->add_option("--select", o->select, "k-selection method")->check(accepts::one_of({"auto", "kmin", "bitonic", "fast", "tensor"}));
   app->add_option("--weights", o->weights, "Vote weights")->check(accepts::one_of({"uniform", "distance"}));
   app->add_option("--features", o->features, "Features: bands (bad bands dropped) or mnf:N");
   app->add_option("--apply", job.mnf_stats, "With mnf:N: apply the MNF basis of this statistics file")

@@ -58,6 +58,7 @@ class CpuKnnSearch final : public KnnSearch {
       case SelectMethod::kmin: select_kmin(row, k, scratch_, candidates_); break;
       case SelectMethod::bitonic: select_bitonic(row, k, scratch_, candidates_); break;
       case SelectMethod::automatic:
+      case SelectMethod::tensor:  // the GPU's; the same lists as fast
       case SelectMethod::fast: select_fast(row, k, bound, scratch_, candidates_); break;
     }
   }

@@ -5,9 +5,12 @@
 // memory; a chunk past the budget is streamed through one reused slot per call.
 //  kmin, bitonic: one SGEMM over the whole chunk, distances finished in place, chunk
 //    top-k per row, merged into the running lists (GS_KNN's layout).
-//  fast: SGEMM slabs of fast_rows(k) x slab_cols(k) (512 MiB or 2 GiB), consumed by
+//  fast: SGEMM slabs of slab_rows x slab_cols (512 MiB or 2 GiB), consumed by
 //    the fused finish + filter + select kernel (a warp per row for k <= 32, a block
 //    per row above): the finished distances are never written (kernels/knn/README.md).
+//  tensor (euclidean): the same slabs from a TF32 tensor-core GEMM; the pairs its
+//    proven bound cannot rule out are finished exactly (kernels/knn/tensor.cu), so the
+//    lists are fast's. Cosine, or more than tensor_max_dims() bands, runs fast.
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
 // fast sends each slab's finished lists home on a third stream (pinned host lists), so
@@ -50,6 +53,9 @@ constexpr std::int64_t kWarpSlabBytes = std::int64_t{512} << 20;
 constexpr std::int64_t kBlockSlabBytes = std::int64_t{2} << 30;
 constexpr int kWarpPathRows = 16384;
 constexpr int kBlockPathWaves = 8;
+// tensor: 4096 rows by a whole 10^5-row chunk in 2 GiB, so that a row's sampled bound
+// and its merge come once a chunk.
+constexpr int kTensorRows = 4096;
 // Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
 // rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
 // 2x slower method was then chosen for a whole 40 GB scene), and a whole slab of the
@@ -258,13 +264,14 @@ class CudaKnnSearch final : public KnnSearch {
     const int k = running.k();
     const bool unwritten = running.unwritten();
     if (chosen_ == SelectMethod::automatic) HB_TRY(probe(queries, nq, chunk, **device_chunk, k));
-    if (chosen_ == SelectMethod::bitonic && k > kk::bitonic_max_k())
+    const SelectMethod method = runnable(chosen_, chunk.dims);
+    if (method == SelectMethod::bitonic && k > kk::bitonic_max_k())
       return Error{ErrorKind::usage, {}, "--select",
                    "bitonic selection on the GPU supports k up to " + std::to_string(kk::bitonic_max_k()) +
                        "; use --select fast"};
-    const int block = block_rows(chosen_, nq, chunk.count, chunk.dims, k);
+    const int block = block_rows(method, nq, chunk.count, chunk.dims, k);
     const void* lists_before = run_d_.as<float>();
-    HB_TRY(reserve(chosen_, block, chunk.count, chunk.dims, k));
+    HB_TRY(reserve(method, block, chunk.count, chunk.dims, k));
     if (lists_fill_ >= 0 && run_d_.as<float>() != lists_before)
       return Error{ErrorKind::internal, {}, "knn", "device lists moved between the chunks of a sequence"};
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
@@ -286,11 +293,12 @@ class CudaKnnSearch final : public KnnSearch {
       // Within a sequence the lists of a whole-buffer search stay on the device.
       if (fill < 0 || fill != lists_fill_) HB_TRY(upload_lists(running, q0, rows, unwritten));
       const bool stay = keep_lists_ && fill >= 0;
-      // fast finishes a slab's rows at a time: their lists go home while the next rows
-      // are searched (pinned host lists only: a pageable copy would stall the launches).
-      const bool send = !stay && chosen_ == SelectMethod::fast && pinned(running.memory().first) &&
+      // fast and tensor finish a slab's rows at a time: their lists go home while the
+      // next rows are searched (pinned host lists only: a pageable copy would stall the
+      // launches).
+      const bool send = !stay && slabbed(method) && pinned(running.memory().first) &&
                         pinned(running.memory().second);
-      if (const Status ran = run(chosen_, **device_chunk, chunk.first_index, rows, k, send ? &running : nullptr, q0);
+      if (const Status ran = run(method, **device_chunk, chunk.first_index, rows, k, send ? &running : nullptr, q0);
           !ran) {
         cudaStreamSynchronize(copy_stream_);  // no copy may land in lists the caller frees
         return ran;
@@ -358,27 +366,39 @@ class CudaKnnSearch final : public KnnSearch {
     return true;
   }
 
-  // Rows of a fast slab (or the options' fast_slab_rows): kWarpPathRows for the warp
-  // path, kBlockPathWaves waves of the block path's kernel; fewer when a quarter of the
-  // work budget cannot hold 1024 columns of them.
-  int fast_rows(int k) const {
+  static bool slabbed(SelectMethod method) { return method == SelectMethod::fast || method == SelectMethod::tensor; }
+
+  // The method that runs for `chosen`: tensor only where its bound holds (euclidean,
+  // up to tensor_max_dims() bands), fast otherwise (the same lists).
+  SelectMethod runnable(SelectMethod chosen, std::int64_t dims) const {
+    const bool tensor_fits = metric() == kk::Metric::euclidean && dims <= kk::tensor_max_dims();
+    return chosen == SelectMethod::tensor && !tensor_fits ? SelectMethod::fast : chosen;
+  }
+
+  // Rows of a slab (or the options' fast_slab_rows): kWarpPathRows for fast's warp
+  // path, kBlockPathWaves waves of its block path's kernel, kTensorRows for tensor;
+  // fewer when a quarter of the work budget cannot hold 1024 columns of them.
+  int slab_rows(SelectMethod method, int k) const {
     if (options_.fast_slab_rows > 0) return options_.fast_slab_rows;
-    const int most = k > kk::fused_warp_max_k() ? block_path_rows_ : kWarpPathRows;
+    const int most = method == SelectMethod::tensor       ? kTensorRows
+                     : k > kk::fused_warp_max_k() ? block_path_rows_
+                                                  : kWarpPathRows;
     return static_cast<int>(std::clamp<std::int64_t>(work_budget_ / 4 / 4 / 1024, 256, most));
   }
 
-  // Columns of a fast slab for this k (at most a quarter of the work budget).
-  int slab_cols(int k) const {
-    const std::int64_t bytes =
-        options_.fast_slab_bytes > 0
-            ? options_.fast_slab_bytes
-            : std::min(k > kk::fused_warp_max_k() ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
-    return static_cast<int>(std::clamp<std::int64_t>(bytes / 4 / fast_rows(k) / 1024 * 1024, 1024, 1 << 20));
+  // Columns of a slab (at most a quarter of the work budget).
+  int slab_cols(SelectMethod method, int k) const {
+    const bool large = method == SelectMethod::tensor || k > kk::fused_warp_max_k();
+    const std::int64_t bytes = options_.fast_slab_bytes > 0
+                                   ? options_.fast_slab_bytes
+                                   : std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
+    return static_cast<int>(
+        std::clamp<std::int64_t>(bytes / 4 / slab_rows(method, k) / 1024 * 1024, 1024, 1 << 20));
   }
 
-  // The fast tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
-  std::int64_t fast_tile(int k, std::int64_t cols) const {
-    return std::int64_t{fast_rows(k)} * std::min<std::int64_t>(slab_cols(k), cols);
+  // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
+  std::int64_t slab_tile(SelectMethod method, int k, std::int64_t cols) const {
+    return std::int64_t{slab_rows(method, k)} * std::min<std::int64_t>(slab_cols(method, k), cols);
   }
 
   kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
@@ -388,19 +408,21 @@ class CudaKnnSearch final : public KnnSearch {
   // Query rows per block: the lists (running, candidates, scratch), the queries and,
   // for kmin/bitonic, a full distance row per query within the work budget.
   int block_rows(SelectMethod method, std::int64_t nq, std::int64_t cols, std::int64_t dims, int k) const {
-    const bool full_rows = method != SelectMethod::fast;
+    const bool full_rows = !slabbed(method);
     const std::int64_t per_query = dims * 4 + 4 + 3 * std::int64_t{k} * 12 + (full_rows ? cols * 4 : 0);
-    const std::int64_t tiles = full_rows ? 0 : 2 * fast_tile(k, cols) * 4;
+    const std::int64_t tiles = full_rows ? 0 : 2 * slab_tile(method, k, cols) * 4;
     const std::int64_t budget = std::max(work_budget_ - tiles, per_query);
     return static_cast<int>(std::clamp<std::int64_t>(budget / per_query, 1, std::min<std::int64_t>(nq, 1 << 24)));
   }
 
   Status reserve(SelectMethod method, int rows, std::int64_t cols, std::int64_t dims, int k) {
     const auto list_slots = static_cast<std::size_t>(rows) * static_cast<std::size_t>(k);
-    const bool full_rows = method != SelectMethod::fast;
-    // kmin/bitonic: one tile of whole rows; fast: two slabs (one being filled, one read).
+    const bool full_rows = !slabbed(method);
+    // kmin/bitonic: one tile of whole rows; fast, tensor: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
-                                       : static_cast<std::size_t>(fast_tile(k, cols));
+                                       : static_cast<std::size_t>(slab_tile(method, k, cols));
+    if (method == SelectMethod::tensor)
+      HB_CUDA_TRY(tensor_kept_.reserve(static_cast<std::size_t>(slab_rows(method, k)) * 8), "cudaMalloc (kept pairs)");
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -568,13 +590,21 @@ class CudaKnnSearch final : public KnnSearch {
 
   // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
   // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
-  Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot) {
+  // `tf32`: through the tensor cores (the tensor method's approximate products).
+  Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot,
+                        bool tf32 = false) {
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
-    HB_CUDA_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one,
-                              chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_, dims_,
-                              block_queries_ + static_cast<std::int64_t>(q0) * dims_, dims_, &zero,
-                              tiles_[slot].as<float>(), ldc),
+    const float* train = chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_;
+    const float* queries = block_queries_ + static_cast<std::int64_t>(q0) * dims_;
+    if (tf32)
+      HB_CUDA_TRY(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, CUDA_R_32F, dims_,
+                               queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F, ldc,
+                               CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmEx (TF32)");
+    else
+      HB_CUDA_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, dims_, queries, dims_,
+                              &zero, tiles_[slot].as<float>(), ldc),
                   "cublasSgemm");
     HB_CUDA_TRY(cudaEventRecord(tile_ready_[slot], gemm_stream_), "cudaEventRecord");
     HB_CUDA_TRY(cudaStreamWaitEvent(stream_, tile_ready_[slot], 0), "cudaStreamWaitEvent");
@@ -599,15 +629,16 @@ class CudaKnnSearch final : public KnnSearch {
              TopK* home = nullptr, std::int64_t home_first = 0) {
     const int cols = static_cast<int>(chunk.count);
     HB_TRY(open_tiles());
-    if (method == SelectMethod::fast) {
+    if (slabbed(method)) {
+      const bool tensor = method == SelectMethod::tensor;
       int slot = 0;
-      const int slab_rows = fast_rows(k);
-      for (int q0 = 0; q0 < rows; q0 += slab_rows) {
-        const int sub = std::min(slab_rows, rows - q0);
+      const int rows_per_slab = slab_rows(method, k);
+      for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
+        const int sub = std::min(rows_per_slab, rows - q0);
         const auto offset = static_cast<std::int64_t>(q0) * k;
         const kk::Lists running{run_d_.as<float>() + offset, run_i_.as<std::int64_t>() + offset, k};
         const kk::Lists scratch{scratch_d_.as<float>() + offset, scratch_i_.as<std::int64_t>() + offset, k};
-        const int cols_per_slab = std::min(slab_cols(k), cols);
+        const int cols_per_slab = std::min(slab_cols(method, k), cols);
         for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
           const int slab = std::min(cols_per_slab, cols - c0);
           const bool first = c0 == 0, last = c0 + slab == cols;
@@ -615,10 +646,15 @@ class CudaKnnSearch final : public KnnSearch {
                              : first       ? kk::SlabPlace::first
                              : last        ? kk::SlabPlace::last
                                            : kk::SlabPlace::middle;
-          HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot));
-          HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
-                                       first_index, running, scratch, place, stream_),
-                      "fused selection kernel");
+          HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, tensor));
+          if (tensor)
+            HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
+                                          first_index, running, scratch, tensor_kept_.as<int>(), stream_),
+                        "tensor selection kernels");
+          else
+            HB_CUDA_TRY(kk::select_fused(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
+                                         first_index, running, scratch, place, stream_),
+                        "fused selection kernel");
           HB_TRY(release_tile(slot));
           slot ^= 1;
         }
@@ -653,6 +689,7 @@ class CudaKnnSearch final : public KnnSearch {
     if (k <= kProbeKminMaxK) methods.push_back(SelectMethod::kmin);
     if (k <= kk::bitonic_max_k()) methods.push_back(SelectMethod::bitonic);
     methods.push_back(SelectMethod::fast);
+    if (runnable(SelectMethod::tensor, chunk.dims) == SelectMethod::tensor) methods.push_back(SelectMethod::tensor);
     // Within the work budget of whole distance rows (kmin, bitonic).
     const int rows = std::min({static_cast<int>(std::min<std::int64_t>(nq, kProbeRows)),
                                block_rows(SelectMethod::bitonic, nq, chunk.count, chunk.dims, k)});
@@ -732,6 +769,7 @@ class CudaKnnSearch final : public KnnSearch {
   DeviceQueryGather gather_;  // (list_and_)gather(): query tiles up, listed and gathered on a stream of their own
   int gathered_slot_ = -1;  // the slot the open span searches, if gathered
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
+  cuda::DeviceBuffer tensor_kept_;  // tensor: each slab row's kept pairs and rescan flag
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;

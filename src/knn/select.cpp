@@ -9,6 +9,7 @@ std::optional<SelectMethod> select_method_from_name(std::string_view name) {
   if (name == "kmin") return SelectMethod::kmin;
   if (name == "bitonic") return SelectMethod::bitonic;
   if (name == "fast") return SelectMethod::fast;
+  if (name == "tensor") return SelectMethod::tensor;
   return std::nullopt;
 }
 
@@ -18,6 +19,7 @@ std::string_view select_method_name(SelectMethod method) {
     case SelectMethod::kmin: return "kmin";
     case SelectMethod::bitonic: return "bitonic";
     case SelectMethod::fast: return "fast";
+    case SelectMethod::tensor: return "tensor";
   }
   return "auto";
 }

@@ -13,9 +13,11 @@
 
 namespace hb::knn {
 
-enum class SelectMethod { automatic, kmin, bitonic, fast };
+// tensor: the GPU's exact method through TF32 tensor cores (kernels/knn/tensor.cu); on
+// the CPU it is fast (the same lists).
+enum class SelectMethod { automatic, kmin, bitonic, fast, tensor };
 
-std::optional<SelectMethod> select_method_from_name(std::string_view name);  // auto|kmin|bitonic|fast
+std::optional<SelectMethod> select_method_from_name(std::string_view name);  // auto|kmin|bitonic|fast|tensor
 std::string_view select_method_name(SelectMethod method);
 
 // Reusable buffers so that selection allocates once per search, not per row.

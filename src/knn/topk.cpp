@@ -39,6 +39,7 @@ TopK::TopK(std::int64_t queries, int k, std::pmr::memory_resource* memory)
 // core that was 4.8 GB of stores and 0.2 s of a 40 GB scene's GPU run.
 void TopK::reset() {
   unwritten_ = false;
+  allocate();
   reset_memory();
 }
 
@@ -52,12 +53,19 @@ void TopK::reset_memory() const {
 
 void TopK::resize(std::int64_t queries, bool unwritten) {
   queries_ = queries;
-  // Never shrunk: a vector that grows back writes its new elements.
-  const auto pairs = static_cast<std::size_t>(queries * k_);
+  if (unwritten) {  // grown when first touched (allocate), which a device vote never does
+    unwritten_ = true;
+    return;
+  }
+  allocate();
+  reset();
+}
+
+// Never shrunk: a vector that grows back writes its new elements.
+void TopK::allocate() const {
+  const auto pairs = static_cast<std::size_t>(queries_ * k_);
   if (distances_.size() < pairs) distances_.resize(pairs);
   if (indices_.size() < pairs) indices_.resize(pairs);
-  if (unwritten) unwritten_ = true;
-  else reset();
 }
 
 void TopK::merge(std::int64_t q, const float* distance, const std::int64_t* index, std::int64_t n) {

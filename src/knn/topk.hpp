@@ -60,20 +60,30 @@ class TopK {
   // Empties every list (keeps the allocation).
   void reset();
   // Resizes to `queries` empty lists of the same k. With `unwritten`, for a search that
-  // makes empty lists itself (KnnSearch::makes_empty_lists), their memory is left as it
-  // is: that search sees unwritten() and writes every pair through rows_to_write();
-  // any other access empties them first. Emptying a 40 GB scene's lists tile by tile
-  // touched 4.8 GB of host memory (every cache line, even for the heads alone): about
-  // 1 s of the 6 s on one GPU, before the GPU made the same empty lists again.
+  // makes empty lists itself (KnnSearch::makes_empty_lists), their memory is neither
+  // grown nor written: that search sees unwritten() and writes every pair through
+  // rows_to_write(); any other access grows and empties them first. Emptying a 40 GB
+  // scene's lists tile by tile touched 4.8 GB of host memory (every cache line, even for
+  // the heads alone): about 1 s of the 6 s on one GPU, before the GPU made the same
+  // empty lists again. Lists voted on the device (KnnSearch::search_sequence_and_vote)
+  // are never touched, so they never take host memory at all (growing a pinned vector
+  // writes every new element: 12 GB at k = 1024 for 10^6 queries).
   void resize(std::int64_t queries, bool unwritten = false);
   bool unwritten() const { return unwritten_; }
   // Where a search writes rows from q on, every pair of each (the lists then count as
   // written), and the lists' memory, for asking where it lives.
   std::pair<float*, std::int64_t*> rows_to_write(std::int64_t q) {
+    allocate();
     unwritten_ = false;
     return {distances_.data() + q * k_, indices_.data() + q * k_};
   }
-  std::pair<const void*, const void*> memory() const { return {distances_.data(), indices_.data()}; }
+  std::pair<const void*, const void*> memory() const {
+    allocate();
+    return {distances_.data(), indices_.data()};
+  }
+  // Pairs of host memory the lists hold now (unwritten lists may hold fewer than
+  // queries() * k() until first touched).
+  std::int64_t allocated_pairs() const { return static_cast<std::int64_t>(distances_.size()); }
 
   // Folds an ascending candidate list of length n into query q's list.
   void merge(std::int64_t q, const float* distance, const std::int64_t* index, std::int64_t n);
@@ -83,9 +93,11 @@ class TopK {
   void empty_if_unwritten() const {
     if (unwritten_) {
       unwritten_ = false;
+      allocate();
       reset_memory();
     }
   }
+  void allocate() const;  // grows the memory to queries() * k() pairs (never shrinks it)
   void reset_memory() const;
 
   std::int64_t queries_ = 0;

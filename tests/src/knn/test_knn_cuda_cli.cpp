@@ -53,7 +53,7 @@ TEST(CudaKnnCli, SameClassMapAsTheCpuOnJasperRidge) {
     ASSERT_EQ(run_knn(cpu, "cpu", cases[c]), 0) << cases[c];
     const auto want = read_all(cpu);
     ASSERT_FALSE(want.empty());
-    for (const std::string select : {"auto", "kmin", "bitonic", "fast"}) {
+    for (const std::string select : {"auto", "kmin", "bitonic", "fast", "tensor"}) {
       const std::string gpu = dir.file("gpu" + std::to_string(c) + select + ".hdr");
       ASSERT_EQ(run_knn(gpu, "cuda", cases[c] + " --select " + select), 0) << cases[c] << " " << select;
       const auto got = read_all(gpu);

@@ -107,7 +107,8 @@ std::string exact_name(const ::testing::TestParamInfo<CudaExactSearch::ParamType
 INSTANTIATE_TEST_SUITE_P(Methods, CudaExactSearch,
                          ::testing::Combine(::testing::Values(1, 7, 64, 1000, 4096),
                                             ::testing::Values(SelectMethod::kmin, SelectMethod::bitonic,
-                                                              SelectMethod::fast, SelectMethod::automatic),
+                                                              SelectMethod::fast, SelectMethod::tensor,
+                                                              SelectMethod::automatic),
                                             ::testing::Values(std::int64_t{8192}, std::int64_t{777})),
                          exact_name);
 
