@@ -216,6 +216,12 @@ def check_bad_glt(f):
         if f.args.mpiexec:
             expect_refused(f, [*command, "-o", "map.tif", "--ortho", "../glt_outside.hdr"], 3, "field 'band 2'",
                            ranks=3)
+    # The product step fails after the GLT passed: nothing written, no temporary left.
+    f.cli(f.work, "synth", "-o", "other.hdr", "--lines", LINES + 2, "--samples", SAMPLES, "--bands", 6, "--seed", 4)
+    other_truth = ["--truth", "../other_truth.hdr", "--train-fraction", "0.5", "-k", "3"]
+    for ext in ("hdr", "h5", "tif"):
+        expect_refused(f, ["knn", "../scene.hdr", *other_truth, "-o", f"map.{ext}", "--ortho", "../glt.hdr"], 3,
+                       "other_truth.hdr")
     expect_refused(f, [*KNN, "-o", "map.h5", "--neighbors", "--ortho", "../glt.hdr"], 2, "--neighbors")
     expect_refused(f, [*MNF, "-o", "map.h5", "--stats-only", "--ortho", "../glt.hdr"], 2, "--stats-only")
     expect_refused(f, [*KNN, "-o", "../glt.hdr", "--ortho", "../glt.hdr"], 2, "-o")
