@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/ortho_after.hpp"
@@ -101,6 +102,12 @@ Result<knn::KnnJobResult> classify_onto_grid(const KnnCliOptions& o, const knn::
       mpi::Comm::world());
   if (!written) return written.error();
   classified->report.outputs = *written;
+  // The reports were written naming the temporaries: again, naming the outputs on the grid.
+  const mpi::Comm world = mpi::Comm::world();
+  Status rewritten;
+  if (classified->report_paths && world.is_root())
+    rewritten = knn::write_reports(classified->report, *classified->report_paths);
+  HB_TRY(mpi::agree(rewritten, world));
   return classified;
 }
 

@@ -3,6 +3,7 @@ the grid equals the command without it followed by `hyperbatch ortho`, byte for 
 (ENVI files, HDF5 datasets, GeoTIFF pixels and georeference), for ENVI and EMIT GLTs,
 the same bytes on 1 and 3 ranks, on the CPU and (--part cuda) the GPU backend; a bad GLT
 is bad input before any work, with nothing written and no temporary left."""
+import json
 import os
 import shutil
 import sys
@@ -117,7 +118,10 @@ def check_knn(f):
             else:
                 tif_equal(checks, f, f.path(direct, "map.tif"), f.path(ref, "map.tif"), what)
                 tif_equal(checks, f, f.path(direct, "map_confidence.tif"), f.path(ref, "map_confidence.tif"), what)
-            checks.true(os.path.exists(f.path(direct, "map_report.json")), f"{what}: the report keeps its place")
+            report = json.load(open(f.path(direct, "map_report.json")))
+            want = [f"map.{ext}"] + ([] if ext == "h5" else [f"map_confidence.{ext}"])
+            checks.equal(report["outputs"], want, f"{what}: the report names the outputs on the grid")
+            checks.true(".tmp." not in open(f.path(direct, "map_report.md")).read(), f"{what}: no temporary in the report")
             no_hidden_files(checks, direct, what)
 
 
