@@ -3,9 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <filesystem>
 
+#include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/ortho_after.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/validators.hpp"
 #include "src/knn/run.hpp"
@@ -26,6 +29,7 @@ struct KnnCliOptions {
   MaskOptions mask;
   std::string dedup = "auto";
   std::string shard_mode = "auto";
+  std::string ortho;  // --ortho GLT
   bool json = false;
 };
 
@@ -68,6 +72,45 @@ void print_summary(const knn::KnnJobResult& r, bool json) {
   }
 }
 
+// --ortho: the class map and its confidence onto the grid; reports, the split and the
+// training file stay in the scene's geometry under the names they have without it.
+Result<knn::KnnJobResult> classify_onto_grid(const KnnCliOptions& o, const knn::ProgressFn& progress) {
+  const knn::KnnJob& job = o.job;
+  OrthoOutputs out;
+  out.glt = o.ortho;
+  out.scene = job.scene;
+  out.output = job.output;
+  out.auxiliary = {{"confidence", "_confidence"}};
+  out.reads = {{"--truth", job.truth}, {"--train", job.train_file}, {"--apply", job.mnf_stats}};
+  out.kept = {{"--export-split", job.export_split}, {"--save-training", job.save_training}};
+  knn::KnnJob on_temporary = job;
+  if (!job.truth.empty()) {
+    if (on_temporary.report.empty())
+      on_temporary.report = std::filesystem::path(job.output).replace_extension().string() + "_report";
+    const auto reports = knn::job_report_paths(on_temporary);
+    out.kept.insert(out.kept.end(), {{"--report", reports.json}, {"--report", reports.markdown}});
+  }
+  out.backend = job.classify.backend;
+  Result<knn::KnnJobResult> classified = Error{ErrorKind::internal, job.output, "", "not classified"};
+  auto written = run_onto_grid(
+      out,
+      [&](const OrthoTemporaries& t) -> Status {
+        on_temporary.output = t.output;
+        classified = knn::run_knn_job(on_temporary, progress);
+        return classified ? Status{} : Status{classified.error()};
+      },
+      mpi::Comm::world());
+  if (!written) return written.error();
+  classified->report.outputs = *written;
+  // The reports were written naming the temporaries: again, naming the outputs on the grid.
+  const mpi::Comm world = mpi::Comm::world();
+  Status rewritten;
+  if (classified->report_paths && world.is_root())
+    rewritten = knn::write_reports(classified->report, *classified->report_paths);
+  HB_TRY(mpi::agree(rewritten, world));
+  return classified;
+}
+
 }  // namespace
 
 Registered register_knn(CLI::App& root) {
@@ -107,7 +150,9 @@ Registered register_knn(CLI::App& root) {
   app->add_option("--dedup", o->dedup,
                   "Search each distinct spectrum once (auto: while a tile's duplicate share is >= 1 %)")
       ->check(accepts::one_of({"auto", "on", "off"}));
-  app->add_flag("--neighbors", job.classify.neighbors, "Also write each pixel's neighbour indices and distances");
+  auto* neighbors =
+      app->add_flag("--neighbors", job.classify.neighbors, "Also write each pixel's neighbour indices and distances");
+  add_ortho_option(*app, o->ortho)->excludes(neighbors);
   app->add_option("--report", job.report, "Accuracy report base name (writes .json and .md)");
   app->add_option("--export-split", job.export_split, "Write the training/evaluation pixel split as JSON");
   app->add_option("--save-training", job.save_training, "Write the drawn training rows as an HDF5 training file");
@@ -117,9 +162,8 @@ Registered register_knn(CLI::App& root) {
             use_units(o->units);
             HB_TRY(use_mask(o->job.scene, o->mask, o->job.output));
             ProgressReporter progress("knn", "rows", true);
-            auto result = knn::run_knn_job(o->job, [&](std::int64_t done, std::int64_t total) {
-              progress.update(done, total);
-            });
+            const auto report = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
+            auto result = o->ortho.empty() ? knn::run_knn_job(o->job, report) : classify_onto_grid(*o, report);
             if (!result) return result.error();
             progress.finish();
             if (mpi::Comm::world().is_root()) print_summary(*result, o->json);

@@ -4,6 +4,7 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/ortho_after.hpp"
 #include "src/cli/validators.hpp"
 #include "src/mnf/noise_estimators.hpp"
 #include "src/mnf/run.hpp"
@@ -22,6 +23,7 @@ struct ReduceOptions {
   std::int64_t components = 0;
   double snr = 0.0;
   double variance = 0.0;
+  std::string ortho;  // --ortho GLT
   // Set by register_reduce; --snr exists for MNF only.
   CLI::Option* components_option = nullptr;
   CLI::Option* snr_option = nullptr;
@@ -36,6 +38,28 @@ std::string noise_help() {
 }
 
 bool given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
+
+// --ortho: the components (and --denoise) onto the grid; the statistics stay as they are.
+Status reduce_onto_grid(const ReduceOptions& o) {
+  OrthoOutputs out;
+  out.glt = o.ortho;
+  out.scene = o.run.scene;
+  out.output = o.run.output;
+  if (!o.run.denoise_output.empty()) out.more = {{"--denoise", o.run.denoise_output}};
+  out.statistics = true;
+  out.reads = {{"--apply", o.run.apply_stats}};
+  out.backend = o.run.backend;
+  auto written = run_onto_grid(
+      out,
+      [&](const OrthoTemporaries& t) {
+        mnf::RunOptions on_temporary = o.run;
+        on_temporary.output = t.output;
+        if (!t.more.empty()) on_temporary.denoise_output = t.more.front();
+        return mnf::run(on_temporary, mpi::Comm::world());
+      },
+      mpi::Comm::world());
+  return written ? Status{} : Status{written.error()};
+}
 
 Status execute(ReduceOptions& o) {
   o.run.scene = o.scenes.front();
@@ -52,7 +76,8 @@ Status execute(ReduceOptions& o) {
   if (given(o.components_option)) o.run.selection.components = o.components;
   if (given(o.snr_option)) o.run.selection.snr = o.snr;
   if (given(o.variance_option)) o.run.selection.variance = o.variance;
-  return mnf::run(o.run, mpi::Comm::world());
+  if (o.ortho.empty()) return mnf::run(o.run, mpi::Comm::world());
+  return reduce_onto_grid(o);
 }
 
 Registered register_reduce(CLI::App& root, mnf::Method method) {
@@ -85,7 +110,9 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
     app->add_option("--subset", o->subset, "Noise statistics from rows r0:r1 and columns c0:c1 only");
     app->add_option("--denoise", o->run.denoise_output, "Also write the scene denoised with the kept components");
   }
-  app->add_flag("--stats-only", o->run.stats_only, "Only compute the statistics and write them to -o (HDF5)");
+  auto* stats_only =
+      app->add_flag("--stats-only", o->run.stats_only, "Only compute the statistics and write them to -o (HDF5)");
+  add_ortho_option(*app, o->ortho)->excludes(stats_only);
   app->add_option("--apply", o->run.apply_stats, "Use the statistics in this file instead of the scene's own");
   app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
       ->check(accepts::positive_integer());

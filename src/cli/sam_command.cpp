@@ -4,6 +4,7 @@
 
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/ortho_after.hpp"
 #include "src/cli/validators.hpp"
 #include "src/cli/progress.hpp"
 #include "src/sam/run.hpp"
@@ -20,6 +21,7 @@ struct SamCliOptions {
   std::string formulation = "auto";
   std::string dedup = "auto";
   std::string resample = "auto";
+  std::string ortho;  // --ortho GLT
 };
 
 void print_summary(const sam::SamResult& r) {
@@ -28,6 +30,34 @@ void print_summary(const sam::SamResult& r) {
              r.excluded_bands.empty() ? "" : fmt::format(", bands {} not covered", sam::band_list(r.excluded_bands)));
   fmt::print("scored  on {} ({}): {} pixels classified, {} below the threshold, {} ignored, {:.3f} s\n", r.backend,
              r.formulation, r.classified, r.below_threshold, r.ignored, r.seconds);
+}
+
+// --ortho: the class map, its scores and --rules onto the grid; --save-library stays.
+Result<sam::SamResult> classify_onto_grid(const SamCliOptions& o, const sam::ProgressFn& progress) {
+  const sam::SamJob& job = o.job;
+  OrthoOutputs out;
+  out.glt = o.ortho;
+  out.scene = job.scene;
+  out.output = job.output;
+  out.auxiliary = {{"score", "_score"}};
+  if (!job.rules.empty()) out.more = {{"--rules", job.rules}};
+  out.reads = {{"--library", job.library}, {"--truth", job.truth}, {"--train", job.train_file}};
+  out.kept = {{"--save-library", job.save_library}};
+  out.backend = job.backend;
+  Result<sam::SamResult> classified = Error{ErrorKind::internal, job.output, "", "not classified"};
+  auto written = run_onto_grid(
+      out,
+      [&](const OrthoTemporaries& t) -> Status {
+        sam::SamJob on_temporary = job;
+        on_temporary.output = t.output;
+        if (!t.more.empty()) on_temporary.rules = t.more.front();
+        classified = sam::run(on_temporary, progress);
+        return classified ? Status{} : Status{classified.error()};
+      },
+      mpi::Comm::world());
+  if (!written) return written.error();
+  classified->outputs = *written;
+  return classified;
 }
 
 }  // namespace
@@ -67,6 +97,7 @@ Registered register_sam(CLI::App& root) {
       ->check(accepts::one_of({"auto", "on", "off"}));
   app->add_option("--tile-rows", job.tile_rows, "Scene rows per tile (0 = from a memory budget)")
       ->check(accepts::non_negative_integer());
+  add_ortho_option(*app, o->ortho);
   return {app, [o]() -> Status {
             o->job.method = *sam::method_from_name(o->method);
             use_units(o->units);
@@ -78,7 +109,8 @@ Registered register_sam(CLI::App& root) {
                                 : o->resample == "gaussian" ? sam::Resampling::gaussian
                                                             : sam::Resampling::automatic;
             ProgressReporter progress("sam", "rows", true);
-            auto result = sam::run(o->job, [&](std::int64_t done, std::int64_t total) { progress.update(done, total); });
+            const auto report = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
+            auto result = o->ortho.empty() ? sam::run(o->job, report) : classify_onto_grid(*o, report);
             if (!result) return result.error();
             progress.finish();
             if (mpi::Comm::world().is_root()) print_summary(*result);

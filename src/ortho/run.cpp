@@ -8,6 +8,8 @@
 #include "io/cube.hpp"
 #include "io/file_identity.hpp"
 #include "io/glt/glt.hpp"
+#include "io/hdf5_cube.hpp"
+#include "io/hdf5_metadata.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/decomposition.hpp"
 #include "src/base/stopwatch.hpp"
@@ -26,14 +28,33 @@ Status check_files(const OrthoJob& job) {
   return plan.check();
 }
 
+// `dataset` of an HDF5 product as a cube, its attributes as its metadata.
+Result<std::unique_ptr<io::Cube>> open_dataset(const std::string& path, const std::string& dataset) {
+  auto file = io::open_hdf5_file(path, nullptr);
+  if (!file) return file.error();
+  io::h5::Dataset data(H5Dopen2(file->get(), dataset.c_str(), H5P_DEFAULT));
+  if (!data) return bad_input(path, dataset, "no such dataset");
+  io::CubeInfo info;
+  auto shape = io::read_hdf5_shape(data.get(), path, dataset);
+  if (!shape) return shape.error();
+  info.shape = *shape;
+  auto type = io::read_hdf5_type(data.get(), path, dataset);
+  if (!type) return type.error();
+  info.type = *type;
+  auto meta = io::h5::read_metadata(data.get(), path);
+  if (!meta) return meta.error();
+  info.meta = std::move(*meta);
+  return io::hdf5_dataset_cube(path, dataset, std::move(info), std::move(*file), std::move(data), nullptr);
+}
+
 // The product must be the scene the GLT was made for, when the GLT says which.
-Status check_source_shape(const io::Glt& glt, const io::CubeInfo& product, const std::string& product_path) {
+Status check_source_shape(const io::Glt& glt, const io::CubeShape& product, const std::string& product_path) {
   const auto source = glt.source_shape();
   if (!source) return {};
-  if (source->lines != product.shape.lines || source->samples != product.shape.samples)
+  if (source->lines != product.lines || source->samples != product.samples)
     return bad_input(product_path, "lines",
                      fmt::format("{} x {} (lines x samples) does not match the {} x {} scene of the GLT {}",
-                                 product.shape.lines, product.shape.samples, source->lines, source->samples, glt.path()));
+                                 product.lines, product.samples, source->lines, source->samples, glt.path()));
   return {};
 }
 
@@ -123,17 +144,17 @@ Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress) {
   HB_TRY(check_files(job));
   const mpi::Comm ranks = job.comm != nullptr ? *job.comm : mpi::Comm::world();
   // Each rank reads the product and the GLT on its own (rows it needs, no collective reads).
-  auto product = io::open_cube(job.product);
+  auto product = job.dataset.empty() ? io::open_cube(job.product) : open_dataset(job.product, job.dataset);
   HB_TRY(mpi::agree(product ? Status{} : Status{product.error()}, ranks));
   auto glt = io::open_glt(job.glt);
   HB_TRY(mpi::agree(glt ? Status{} : Status{glt.error()}, ranks));
   const io::CubeInfo& info = (*product)->info();
-  HB_TRY(check_source_shape(**glt, info, job.product));
+  HB_TRY(check_source_shape(**glt, info.shape, job.product));
   const io::GltGrid& grid = (*glt)->grid();
   auto gatherer = make_gatherer(job.backend);
   HB_TRY(mpi::agree(gatherer ? Status{} : Status{gatherer.error()}, ranks));
 
-  const io::CubeInfo out_info = grid_output_info(info, grid, job.product);
+  const io::CubeInfo out_info = grid_output_info(info, grid, job.described_as.empty() ? job.product : job.described_as);
   const std::int64_t tile_rows = job.tile_rows > 0 ? job.tile_rows
                                                    : std::max<std::int64_t>(1, job.tile_budget_bytes / std::max<std::int64_t>(1, out_info.bytes_per_row()));
   const auto tiles = mpi::rank_row_tiles(grid.lines, tile_rows, ranks);
@@ -152,6 +173,7 @@ Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress) {
   options.comm = &ranks;
   auto writer = io::create_cube(job.output, out_info, options);
   HB_TRY(mpi::agree(writer ? Status{} : Status{writer.error()}, ranks));
+  if (job.finish) (*writer)->finish_before_commit(job.finish);
   pass.writer = writer->get();
   spdlog::info("ortho: {} x {} grid from {} on {}, {} rows per tile", grid.lines, grid.samples, job.glt,
                (*gatherer)->backend_name(), tile_rows);
@@ -179,6 +201,22 @@ Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress) {
   result.seconds = total.seconds();
   spdlog::info("ortho: {:.3f} s, {} grid pixels filled, {} without a source", result.seconds, result.filled, result.empty);
   return result;
+}
+
+Status check_glt(const std::string& glt_path, const io::CubeShape& product_shape, const std::string& product_path,
+                 const mpi::Comm& ranks) {
+  auto glt = io::open_glt(glt_path);
+  HB_TRY(mpi::agree(glt ? Status{} : Status{glt.error()}, ranks));
+  HB_TRY(mpi::agree(check_source_shape(**glt, product_shape, product_path), ranks));
+  constexpr std::int64_t kRowsPerCheck = 1024;
+  Status checked;
+  io::GltRows entries;
+  for (const RowRange rows : mpi::rank_row_tiles((*glt)->grid().lines, kRowsPerCheck, ranks)) {
+    checked = (*glt)->read_rows(rows, entries);
+    if (checked) checked = check_entries(**glt, entries, rows.begin, product_shape);
+    if (!checked) break;
+  }
+  return mpi::agree(checked, ranks);
 }
 
 }  // namespace hb::ortho

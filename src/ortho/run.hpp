@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "io/cube.hpp"
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 
@@ -33,6 +34,15 @@ struct OrthoJob {
   std::int64_t tile_rows = 0;                                // grid rows per tile, 0 = from the budget
   std::int64_t tile_budget_bytes = std::int64_t{256} << 20;  // per grid tile
   const mpi::Comm* comm = nullptr;                           // null = every rank
+  // An HDF5 product's dataset to put onto the grid ("" = /cube): a product stored
+  // beside the class map in one file (knn /confidence, sam /score).
+  std::string dataset;
+  // What the output's description names as the product (default: `product`), for a
+  // product written to a temporary first (`--ortho` on mnf, knn, sam).
+  std::string described_as;
+  // Runs on the rank that renames, once the output is complete and before it appears
+  // (io::CubeWriter::finish_before_commit): what must appear with it or not at all.
+  io::CubeWriter::Finisher finish;
 };
 
 struct OrthoResult {
@@ -47,5 +57,12 @@ struct OrthoResult {
 using ProgressFn = std::function<void(std::int64_t done_rows, std::int64_t total_rows)>;
 
 Result<OrthoResult> run(const OrthoJob& job, const ProgressFn& progress = {});
+
+// Checks, before any work, that the GLT opens and fits a product of `product_shape`
+// (named `product_path` in errors): the scene shape it records, and every entry inside
+// the product. Collective over `ranks` (each checks a block of grid rows). Bad input
+// naming the file and the field otherwise.
+Status check_glt(const std::string& glt, const io::CubeShape& product_shape, const std::string& product_path,
+                 const mpi::Comm& ranks);
 
 }  // namespace hb::ortho
