@@ -76,7 +76,7 @@ with hbtest.workdir() as tmp:
         cli(tmp, "mnf", "split.nc", "-o", f"split_mnf_{ranks}.h5", "--components", 4, "--backend", "cpu",
             "--tile-rows", 7, ranks=ranks)
     with h5py.File(os.path.join(tmp, "split_mnf_1.h5")) as a, h5py.File(os.path.join(tmp, "split_mnf_3.h5")) as b:
-        checks.true(np.array_equal(a["components"][...], b["components"][...], equal_nan=True),
+        checks.true(np.array_equal(a["cube"][...], b["cube"][...], equal_nan=True),
                     "threaded chunk reads (1 rank) and collective reads (3 ranks) give the same components")
 
     bad = granule(tmp, "bad.nc", data, (8, SAMPLES, BANDS), zlib=True)
