@@ -51,7 +51,9 @@ Status compare_units(const Bands& a, const std::string& a_path, const Bands& b, 
 
 Status compare(const Bands& a, const std::string& a_path, const Bands& b, const std::string& b_path) {
   auto differ = [&](const char* field, const std::string& what) {
-    return bad_input(b_path, field, what + ": scenes combined into one result need the same bands");
+    return bad_input(b_path, field,
+                     what + ": scenes combined into one result need the same bands (or --resample-to SCENE, "
+                            "[mnf] resample_to in a job)");
   };
   if (a.count != b.count) return differ("wavelength", fmt::format("has {} bands, {} has {}", b.count, a_path, a.count));
   if (a.centres_nm.empty() != b.centres_nm.empty())
