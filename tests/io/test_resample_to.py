@@ -128,10 +128,22 @@ with hbtest.workdir() as tmp:
     close(got_mean, want_mean, "linear resampling: campaign mean equals numpy's")
     close(got_cov, want_cov, "linear resampling: campaign covariance equals numpy's")
 
-    # The basis applied to another sensor's scene, read on the target's bands.
-    cli(tmp, "mnf", c, "--apply", "gauss_1.h5", "-o", "c_components.h5", "--backend", "cpu", "--resample-to", a)
-    with h5py.File(os.path.join(tmp, "c_components.h5")) as f:
-        checks.equal(f["cube"].shape[:2], (LINES, SAMPLES), "--apply --resample-to: the scene's components written")
+    # The basis applied to another sensor's scene, read on the target's bands: the
+    # components are (resampled pixel - mean) x transform, on 1 and 3 ranks.
+    components = {}
+    for ranks in (1, 3):
+        out = f"c_components_{ranks}.h5"
+        cli(tmp, "mnf", c, "--apply", "gauss_1.h5", "-o", out, "--backend", "cpu", "--resample-to", a, ranks=ranks)
+        with h5py.File(os.path.join(tmp, out)) as f:
+            components[ranks] = f["cube"][...]
+    with h5py.File(os.path.join(tmp, "gauss_1.h5")) as f:
+        transform, mean = f["mnf/transform"][...], f["mnf/mean"][...]
+    resampled = gaussian_resample(cube_c, source_nm, target_nm, fwhm).astype(np.float64)
+    want = ((resampled.reshape(-1, 9) - mean) @ transform).reshape(LINES, SAMPLES, -1)
+    got = components[1].astype(np.float64)
+    err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+    checks.true(err < 1e-5, f"--apply --resample-to: components equal numpy's (rel. error {err:.1e})")
+    checks.true(np.array_equal(components[1], components[3]), "--apply --resample-to: the same bytes on 1 and 3 ranks")
 
     # A target the scenes do not cover; the option outside a campaign or --apply.
     refused(tmp, ["mnf", "--stats-only", wide, c, "-o", "wide.h5", "--backend", "cpu", "--resample-to", wide],
