@@ -42,9 +42,18 @@ Result<Bands> bands_of(const std::string& path) {
   return b;
 }
 
+Status compare_units(const Bands& a, const std::string& a_path, const Bands& b, const std::string& b_path) {
+  if (a.units == b.units) return {};
+  return bad_input(b_path, "units",
+                   fmt::format("is in {}, {} in {}: scenes combined into one result need the same units", b.units, a_path,
+                               a.units));
+}
+
 Status compare(const Bands& a, const std::string& a_path, const Bands& b, const std::string& b_path) {
   auto differ = [&](const char* field, const std::string& what) {
-    return bad_input(b_path, field, what + ": scenes combined into one result need the same bands");
+    return bad_input(b_path, field,
+                     what + ": scenes combined into one result need the same bands (or --resample-to SCENE, "
+                            "[mnf] resample_to in a job)");
   };
   if (a.count != b.count) return differ("wavelength", fmt::format("has {} bands, {} has {}", b.count, a_path, a.count));
   if (a.centres_nm.empty() != b.centres_nm.empty())
@@ -54,13 +63,12 @@ Status compare(const Bands& a, const std::string& a_path, const Bands& b, const 
     if (std::abs(a.centres_nm[i] - b.centres_nm[i]) > kSameBandCentreNm)
       return differ("wavelength", fmt::format("band {} is centred at {} nm, in {} at {} nm (more than {} nm apart)", i,
                                               b.centres_nm[i], a_path, a.centres_nm[i], kSameBandCentreNm));
-  if (a.units != b.units) return differ("units", fmt::format("is in {}, {} in {}", b.units, a_path, a.units));
-  return {};
+  return compare_units(a, a_path, b, b_path);
 }
 
-}  // namespace
+using Comparison = Status (*)(const Bands&, const std::string&, const Bands&, const std::string&);
 
-Status check_same_bands(const std::vector<std::string>& scenes) {
+Status check_scenes(const std::vector<std::string>& scenes, Comparison compare) {
   // A scene that does not open is left to the pass that reads it (on the rank that
   // owns it), which reports it as it always has.
   std::optional<Bands> first;
@@ -77,5 +85,11 @@ Status check_same_bands(const std::vector<std::string>& scenes) {
   }
   return {};
 }
+
+}  // namespace
+
+Status check_same_bands(const std::vector<std::string>& scenes) { return check_scenes(scenes, compare); }
+
+Status check_same_units(const std::vector<std::string>& scenes) { return check_scenes(scenes, compare_units); }
 
 }  // namespace hb::io

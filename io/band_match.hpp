@@ -18,4 +18,7 @@ inline constexpr double kSameBandCentreNm = 0.01;
 // scene that cannot be opened is skipped: whatever reads it reports why.
 Status check_same_bands(const std::vector<std::string>& scenes);
 
+// The units alone (scenes resampled to one scene's bands, io/resample_view.hpp).
+Status check_same_units(const std::vector<std::string>& scenes);
+
 }  // namespace hb::io

@@ -10,6 +10,7 @@
 #include "io/gtiff/gtiff_writer.hpp"
 #include "io/hdf5_cube.hpp"
 #include "io/mask.hpp"
+#include "io/resample_view.hpp"
 #include "io/units.hpp"
 
 namespace hb::io {
@@ -79,7 +80,12 @@ Result<std::unique_ptr<Cube>> open_cube(const std::string& path, const mpi::Comm
   auto cube = open_stored_cube(path, comm);
   if (!cube) return cube;
   auto scene = with_units(std::move(*cube), scene_units());
-  if (const MaskSpec* mask = scene_mask(path)) return with_mask(std::move(scene), *mask);
+  if (const MaskSpec* mask = scene_mask(path)) {
+    auto masked = with_mask(std::move(scene), *mask);
+    if (!masked) return masked;
+    scene = std::move(*masked);
+  }
+  if (auto target = scene_band_target(path)) return resampled_to(std::move(scene), *target);
   return scene;
 }
 

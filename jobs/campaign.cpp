@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "io/cube.hpp"
+#include "io/resample_view.hpp"
 #include "jobs/schedule.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "src/mnf/stats_file.hpp"
@@ -95,6 +96,7 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
   std::vector<std::pair<std::string, mnf::SceneStatistics>> gathered;
   std::int64_t scene_bands = 0;
   for (const auto& [name, path] : mine) {
+    if (!job.mnf.resample_to.empty()) io::set_scene_band_target(path, job.mnf.resample_to);
     auto cube = io::open_cube(path);
     auto stats = !ops ? Result<mnf::SceneStatistics>(ops.error())
                  : !cube  ? Result<mnf::SceneStatistics>(cube.error())

@@ -164,6 +164,10 @@ Status read_mnf(const toml::table& root, JobSpec& job) {
   job.mnf.campaign = basis == "campaign";
   HB_TRY(r.integer("components", job.mnf.components, 1, 4096));
   HB_TRY(r.choice("noise", job.mnf.noise, mnf::noise_estimator_names()));
+  HB_TRY(r.string("resample_to", job.mnf.resample_to));
+  if (!job.mnf.resample_to.empty() && !job.mnf.campaign)
+    return r.error_at(*t, "resample_to", "belongs to basis = \"campaign\"");
+  job.mnf.resample_to = resolve(job.file, job.mnf.resample_to);
   return r.finish();
 }
 

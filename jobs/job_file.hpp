@@ -52,6 +52,7 @@ struct MnfStep {
   bool campaign = false;  // one basis from all scenes' statistics, applied to each scene
   std::int64_t components = 10;
   std::string noise = "diff";
+  std::string resample_to;  // campaign: every scene read on this scene's bands ("" = scenes must share bands)
 };
 
 struct KnnStep {

@@ -15,6 +15,7 @@
 #include "io/band_match.hpp"
 #include "io/delivery_archive.hpp"
 #include "io/hdf5_access.hpp"  // broadcast_from_root
+#include "io/resample_view.hpp"
 #include "io/units.hpp"
 #include "jobs/campaign.hpp"
 #include "jobs/deliveries.hpp"
@@ -271,7 +272,7 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
                            const RunOptions& o, const mpi::Comm& comm, const std::vector<SceneSpec>& scenes) {
   const std::string stats = (fs::path(job.output) / "campaign" / "mnf_basis.h5").string();
   Fingerprint f;
-  f.add("campaign-basis").add(job.mnf.components).add(job.mnf.noise);
+  f.add("campaign-basis").add(job.mnf.components).add(job.mnf.noise).add(job.mnf.resample_to);
   for (const auto& s : scenes) f.add(s.name).add(scene_fingerprint(s));
   const std::string checksum = f.hex();
   if (manifest.is_done("campaign", "mnf-basis", checksum)) return stats;
@@ -359,7 +360,9 @@ Status check_campaign_bands(const JobSpec& job, const std::vector<SceneSpec>& sc
   std::vector<std::string> paths;
   for (const auto& s : scenes)
     if (!s.generate && !io::is_delivery_archive(s.path)) paths.push_back(s.path);
-  return io::check_same_bands(paths);
+  if (job.mnf.resample_to.empty()) return io::check_same_bands(paths);
+  HB_TRY(io::check_same_units(paths));
+  return io::check_resampling(paths, job.mnf.resample_to);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "io/convert.hpp"
 #include "io/cube.hpp"
+#include "io/resample_view.hpp"
 #include "jobs/quicklook.hpp"
 #include "jobs/schedule.hpp"
 #include "src/knn/report.hpp"
@@ -76,6 +77,8 @@ Result<StepOutcome> run_mnf(const SceneContext& c) {
   o.selection.components = c.job.mnf.components;
   o.backend = *backend_kind_from_name(c.job.backend);
   if (c.job.mnf.campaign) o.apply_stats = c.campaign_stats;
+  // The campaign basis lives on the target's bands: each scene is read resampled to them.
+  if (!c.job.mnf.resample_to.empty()) io::set_scene_band_target(o.scene, c.job.mnf.resample_to);
   HB_TRY(mnf::run(o, c.comm()));
   StepOutcome out;
   out.outputs = {o.output};

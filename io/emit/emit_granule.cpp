@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "io/emit/chunk_reader.hpp"
 #include "io/emit/emit_metadata.hpp"
 #include "io/hdf5_access.hpp"
 #include "io/hdf5_cube.hpp"
@@ -56,6 +57,9 @@ Result<std::unique_ptr<Cube>> open_granule(const std::string& path, const std::s
   auto meta = read_granule_metadata(file->get(), dataset.get(), variable, info.shape.bands, path);
   if (!meta) return meta.error();
   info.meta = std::move(*meta);
+  // One rank reads alone: chunks inflate on every core. Collective reads keep H5Dread.
+  if (parallel == nullptr)
+    if (auto threaded = threaded_chunk_cube(path, name, info, *file, dataset)) return threaded;
   return hdf5_dataset_cube(path, name, std::move(info), std::move(*file), std::move(dataset), parallel);
 }
 

@@ -3,8 +3,9 @@
 // the cube (lines = downtrack, samples = crosstrack); band centres, widths, good bands
 // and mask band names come from /sensor_band_parameters, no-data from the variable's
 // _FillValue, and the georeference (global geotransform, spatial_ref, /location arrays)
-// travels as metadata. Reads are hyperslabs of the (usually deflated, chunked)
-// variable, collective across ranks like any HDF5 cube.
+// travels as metadata. One rank reading alone inflates the (usually deflated, chunked)
+// variable on every core (io/emit/chunk_reader.hpp); under several ranks reads are
+// collective hyperslabs like any HDF5 cube's.
 #pragma once
 
 #include <memory>

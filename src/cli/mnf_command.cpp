@@ -2,6 +2,7 @@
 // streamed tile by tile (see src/mnf/run.hpp).
 #include <memory>
 
+#include "io/resample_view.hpp"
 #include "mpi/comm.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/ortho_after.hpp"
@@ -18,6 +19,7 @@ struct ReduceOptions {
   std::string subset;
   std::string backend = "auto";
   std::string units = "physical";
+  std::string resample_to;  // campaign only: every scene on this scene's bands
   MaskOptions mask;
   std::vector<std::string> scenes;
   std::int64_t components = 0;
@@ -61,12 +63,25 @@ Status reduce_onto_grid(const ReduceOptions& o) {
   return written ? Status{} : Status{written.error()};
 }
 
+// --resample-to: a campaign basis (--stats-only over several scenes) or a basis
+// applied (--apply) on the target's bands; open_cube reads every scene resampled.
+Status use_band_target(const ReduceOptions& o) {
+  if (o.resample_to.empty()) return {};
+  if (!(o.run.stats_only && !o.run.more_scenes.empty()) && o.run.apply_stats.empty())
+    return Error{ErrorKind::usage, {}, "--resample-to",
+                 "needs --stats-only with two or more scenes (a campaign basis) or --apply"};
+  if (o.resample_to == o.run.output) return Error{ErrorKind::usage, {}, "--resample-to", "names the output file"};
+  for (const auto& scene : o.scenes) io::set_scene_band_target(scene, o.resample_to);
+  return {};
+}
+
 Status execute(ReduceOptions& o) {
   o.run.scene = o.scenes.front();
   o.run.more_scenes.assign(o.scenes.begin() + 1, o.scenes.end());
   o.run.pipeline.estimator = *mnf::noise_estimator_from_name(o.noise);
   o.run.backend = *backend_kind_from_name(o.backend);
   use_units(o.units);
+  HB_TRY(use_band_target(o));
   HB_TRY(use_mask(o.run.scene, o.mask, o.run.output));
   if (!o.subset.empty()) {
     auto window = mnf::parse_window(o.subset);
@@ -113,6 +128,9 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   auto* stats_only =
       app->add_flag("--stats-only", o->run.stats_only, "Only compute the statistics and write them to -o (HDF5)");
   add_ortho_option(*app, o->ortho)->excludes(stats_only);
+  app->add_option("--resample-to", o->resample_to,
+                  "With --stats-only over several scenes, or --apply: read every scene resampled to this "
+                  "scene's bands (matched, Gaussian with its FWHM, or linear), to mix sensors on purpose");
   app->add_option("--apply", o->run.apply_stats, "Use the statistics in this file instead of the scene's own");
   app->add_option("--tile-rows", o->run.pipeline.tile_rows, "Rows per tile (default: from a 256 MiB budget)")
       ->check(accepts::positive_integer());

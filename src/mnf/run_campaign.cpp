@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "io/band_match.hpp"
+#include "io/resample_view.hpp"
 #include "mpi/agree.hpp"
 
 namespace hb::mnf {
@@ -51,6 +52,15 @@ void unpacked(std::span<const double> v, SceneStatistics& s, std::size_t bands, 
 
 std::size_t packed_size(std::size_t n, bool with_noise) { return 3 + 2 * n + n * n + (with_noise ? n + n * n : 0); }
 
+// Headers only: the same bands, or, resampled to one target (`--resample-to`, which
+// open_cube applies), the same units and a target every scene covers.
+Status check_bands(const std::vector<std::string>& scenes) {
+  const auto target = io::scene_band_target(scenes.front());
+  if (!target) return io::check_same_bands(scenes);
+  HB_TRY(io::check_same_units(scenes));
+  return io::check_resampling(scenes, *target);
+}
+
 Result<SceneStatistics> scene_statistics(const std::string& path, TileOps& ops, const PipelineOptions& options) {
   auto cube = io::open_cube(path);
   if (!cube) return cube.error();
@@ -65,7 +75,7 @@ Result<SceneStatistics> scene_statistics(const std::string& path, TileOps& ops, 
 Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
                                             const PipelineOptions& options, const mpi::Comm& comm) {
   // Headers only, on every rank, before any pixel is read: nothing is written on refusal.
-  HB_TRY(mpi::agree(io::check_same_bands(scenes), comm));
+  HB_TRY(mpi::agree(check_bands(scenes), comm));
   const int ranks = comm.size();
   std::vector<SceneStatistics> mine;
   Status local;

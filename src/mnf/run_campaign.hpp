@@ -3,7 +3,8 @@
 // each rank gathers the statistics of its scenes alone (one scene per process: no
 // collective I/O), then rank 0 receives every scene's moments and sums them in scene
 // order, re-centred on scene 0's provisional mean: the same bits for any rank count.
-// `--apply STATS.h5` then uses the basis per scene.
+// `--apply STATS.h5` then uses the basis per scene. With a band target
+// (`--resample-to SCENE`, io/resample_view.hpp) every scene is read on its bands.
 #pragma once
 
 #include <string>

@@ -6,97 +6,16 @@
 
 #include <fmt/core.h>
 
+#include "io/resample.hpp"
 #include "src/classify/features.hpp"
 
 namespace hb::sam {
 namespace {
 
-constexpr double kMatchNm = 0.01;
-constexpr double kFwhmToSigma = 2.3548200450309493;  // 2 sqrt(2 ln 2)
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-struct Channel {
-  double nm = 0;
-  std::int64_t index = 0;  // library channel
-  bool gap = false;
-};
-
-// The library's channels by wavelength (AVIRIS libraries step back where the
-// spectrometers overlap); the usable ones (no gap) with their trapezoid widths.
-struct Axis {
-  std::vector<Channel> all;
-  std::vector<Channel> usable;
-  std::vector<double> width_nm;
-};
-
-Axis make_axis(const SpectralLibrary& lib, const std::vector<double>& nm) {
-  Axis axis;
-  for (std::int64_t c = 0; c < lib.channels; ++c)
-    axis.all.push_back({nm[static_cast<std::size_t>(c)], c, lib.gap[static_cast<std::size_t>(c)] != 0});
-  std::stable_sort(axis.all.begin(), axis.all.end(), [](const Channel& a, const Channel& b) { return a.nm < b.nm; });
-  for (const auto& ch : axis.all)
-    if (!ch.gap) axis.usable.push_back(ch);
-  const std::size_t n = axis.usable.size();
-  for (std::size_t j = 0; j < n; ++j) {
-    const double lo = axis.usable[j > 0 ? j - 1 : j].nm;
-    const double hi = axis.usable[j + 1 < n ? j + 1 : j].nm;
-    const double span = (j > 0 && j + 1 < n) ? 2.0 : 1.0;
-    axis.width_nm.push_back(n == 1 ? 1.0 : (hi - lo) / span);
-  }
-  return axis;
-}
+using Weights = io::BandWeights;
 
 double value(const SpectralLibrary& lib, std::int64_t spectrum, std::int64_t channel) {
   return lib.spectra[static_cast<std::size_t>(spectrum * lib.channels + channel)];
-}
-
-// One scene band as weights over library channels; nullopt when the library does not cover it.
-using Weights = std::vector<std::pair<std::int64_t, double>>;
-
-std::optional<Weights> linear_weights(const Axis& axis, double centre) {
-  const auto& all = axis.all;
-  const auto above = std::upper_bound(all.begin(), all.end(), centre, [](double c, const Channel& ch) { return c < ch.nm; });
-  if (above == all.begin()) return std::nullopt;
-  const Channel& left = *(above - 1);
-  if (left.nm == centre) return left.gap ? std::nullopt : std::optional<Weights>(Weights{{left.index, 1.0}});
-  if (above == all.end() || left.gap || above->gap) return std::nullopt;
-  const double t = (centre - left.nm) / (above->nm - left.nm);
-  return Weights{{left.index, 1.0 - t}, {above->index, t}};
-}
-
-std::optional<Weights> gaussian_weights(const Axis& axis, double centre, double fwhm) {
-  if (axis.usable.empty() || centre < axis.all.front().nm || centre > axis.all.back().nm) return std::nullopt;
-  for (const auto& ch : axis.all)
-    if (ch.gap && std::abs(ch.nm - centre) <= fwhm) return std::nullopt;
-  const double sigma = fwhm / kFwhmToSigma;
-  Weights w;
-  double total = 0;
-  for (std::size_t j = 0; j < axis.usable.size(); ++j) {
-    const double z = (axis.usable[j].nm - centre) / sigma;
-    if (std::abs(z) > 3.0) continue;
-    const double weight = std::exp(-0.5 * z * z) * axis.width_nm[j];
-    w.emplace_back(axis.usable[j].index, weight);
-    total += weight;
-  }
-  if (w.empty() || total <= 0) return std::nullopt;
-  for (auto& [index, weight] : w) weight /= total;
-  return w;
-}
-
-std::optional<Weights> matched_weights(const Axis& axis, double centre) {
-  for (const auto& ch : axis.all)
-    if (std::abs(ch.nm - centre) < kMatchNm) return ch.gap ? std::nullopt : std::optional<Weights>(Weights{{ch.index, 1.0}});
-  return std::nullopt;
-}
-
-bool all_matched(const Axis& axis, const std::vector<double>& centres) {
-  return std::all_of(centres.begin(), centres.end(), [&](double c) {
-    return std::any_of(axis.all.begin(), axis.all.end(), [&](const Channel& ch) { return std::abs(ch.nm - c) < kMatchNm; });
-  });
 }
 
 // Applies per-band weights (nullopt = excluded) to every spectrum.
@@ -138,20 +57,6 @@ Result<std::vector<std::optional<Weights>>> pair_by_channel(const SpectralLibrar
 
 }  // namespace
 
-std::vector<double> to_nanometres(const std::vector<double>& wavelength, const std::string& units) {
-  const std::string u = lower(units);
-  double scale = 1.0;
-  if (u == "micrometers" || u == "micrometres" || u == "microns" || u == "um" || u == "micrometer")
-    scale = 1000.0;
-  else if (u == "nanometers" || u == "nanometres" || u == "nm" || u == "nanometer")
-    scale = 1.0;
-  else if (!wavelength.empty() && *std::max_element(wavelength.begin(), wavelength.end()) < 100.0)
-    scale = 1000.0;
-  std::vector<double> nm(wavelength);
-  for (double& w : nm) w *= scale;
-  return nm;
-}
-
 std::string band_list(const std::vector<std::int64_t>& bands) {
   std::string out;
   for (std::size_t i = 0; i < bands.size();) {
@@ -187,24 +92,18 @@ Result<ResampledLibrary> resample_to_scene(const SpectralLibrary& lib, const io:
     apply(lib, good, *per_band, out);
   } else {
     const auto centres = to_nanometres(good.wavelength, scene.meta.wavelength_units);
-    const Axis axis = make_axis(lib, to_nanometres(lib.wavelength, lib.wavelength_units));
+    const auto library_nm = to_nanometres(lib.wavelength, lib.wavelength_units);
     const bool scene_fwhm = static_cast<std::int64_t>(scene.meta.fwhm.size()) == scene.shape.bands;
     if (how == Resampling::gaussian && !scene_fwhm)
       return bad_input(scene_path, "fwhm", "Gaussian resampling needs the scene's band widths (fwhm)");
-    out.method = how == Resampling::automatic && all_matched(axis, centres) ? "matched"
-                 : how == Resampling::gaussian || (how == Resampling::automatic && scene_fwhm) ? "gaussian"
-                                                                                               : "linear";
     // FWHM is in the units of the centres: the same scale applies.
     const double scale = good.wavelength.front() != 0 ? centres.front() / good.wavelength.front() : 1.0;
     std::vector<double> fwhm;
     if (scene_fwhm)
       for (const auto b : good.bands) fwhm.push_back(scale * scene.meta.fwhm[static_cast<std::size_t>(b)]);
-    std::vector<std::optional<Weights>> per_band;
-    for (std::size_t f = 0; f < centres.size(); ++f) {
-      if (out.method == "matched") per_band.push_back(matched_weights(axis, centres[f]));
-      else if (out.method == "gaussian") per_band.push_back(gaussian_weights(axis, centres[f], fwhm[f]));
-      else per_band.push_back(linear_weights(axis, centres[f]));
-    }
+    auto map = io::map_bands(library_nm, lib.gap, centres, fwhm, how);
+    out.method = map.method;
+    const auto& per_band = map.bands;
     apply(lib, good, per_band, out);
     out.wavelength_nm = {};
     for (const auto b : out.bands)
@@ -212,7 +111,8 @@ Result<ResampledLibrary> resample_to_scene(const SpectralLibrary& lib, const io:
     if (out.bands.empty())
       return bad_input(lib.source, "wavelength",
                        fmt::format("covers none of the scene's bands (library {:.1f}-{:.1f} nm, scene {:.1f}-{:.1f} nm)",
-                                   axis.all.front().nm, axis.all.back().nm,
+                                   *std::min_element(library_nm.begin(), library_nm.end()),
+                                   *std::max_element(library_nm.begin(), library_nm.end()),
                                    *std::min_element(centres.begin(), centres.end()),
                                    *std::max_element(centres.begin(), centres.end())));
   }

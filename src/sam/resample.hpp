@@ -20,11 +20,12 @@
 #include <vector>
 
 #include "io/metadata.hpp"
+#include "io/resample.hpp"
 #include "src/sam/library.hpp"
 
 namespace hb::sam {
 
-enum class Resampling { automatic, linear, gaussian };
+using Resampling = io::Resampling;
 
 struct ResampledLibrary {
   std::vector<std::string> names;
@@ -39,9 +40,7 @@ struct ResampledLibrary {
   std::int64_t count() const { return dims() > 0 ? static_cast<std::int64_t>(spectra.size()) / dims() : 0; }
 };
 
-// Band centres in nanometres: `units` as ENVI writes them (Nanometers, Micrometers, um,
-// nm, ...); empty or unknown units are guessed from the values.
-std::vector<double> to_nanometres(const std::vector<double>& wavelength, const std::string& units);
+using io::to_nanometres;  // band centres in nanometres (io/resample.hpp)
 
 // Errors name the library or scene file and the field at fault (wavelength, fwhm,
 // spectra): no overlap at all, a zero spectrum on the compared bands, channel counts

@@ -124,7 +124,7 @@ TEST_F(SpyOracleTest, MnfEigenvaluesComponentsAndDenoisingMatchSpy) {
   const auto eigenvalues = spy("mnf_eigenvalues");
   ASSERT_EQ(outcome.basis.eigenvalues.size(), eigenvalues.size());
   for (std::size_t j = 0; j < eigenvalues.size(); ++j)
-    EXPECT_NEAR(outcome.basis.eigenvalues[j], eigenvalues[j], 1e-9 * eigenvalues[j]) << j;
+    EXPECT_NEAR(outcome.basis.eigenvalues[j], eigenvalues[j], 1e-10 * eigenvalues[j]) << j;
   Selection by_snr;
   by_snr.snr = 2.0;
   EXPECT_EQ(*select_components(outcome.basis, by_snr), spy_["mnf_num_with_snr_2"].get<std::int64_t>());
@@ -140,7 +140,7 @@ TEST_F(SpyOracleTest, PcaEigenvaluesAndComponentsMatchSpy) {
   const auto eigenvalues = spy("pca_eigenvalues");
   ASSERT_EQ(outcome.basis.eigenvalues.size(), eigenvalues.size());
   for (std::size_t j = 0; j < eigenvalues.size(); ++j)
-    EXPECT_NEAR(outcome.basis.eigenvalues[j], eigenvalues[j], 1e-9 * eigenvalues[j]) << j;
+    EXPECT_NEAR(outcome.basis.eigenvalues[j], eigenvalues[j], 1e-10 * eigenvalues[j]) << j;
   expect_components(apply(outcome, reduction_map(outcome.basis, kKeep)), spy("pca_components"), kKeep);
 }
 
