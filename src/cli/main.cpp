@@ -181,6 +181,7 @@ int main(int argc, char** argv) {
                  status.error().line());
     else
       fmt::print(stderr, "hyperbatch: error: {}\n", status.error().line());
+    hb::cli::exiting_with(status.error().exit_code());
     if (hb::io::h5::a_file_close_failed()) exit_without_ending_hdf5(status.error().exit_code());
     return status.error().exit_code();
   }

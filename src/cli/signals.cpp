@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@ namespace {
 // sigwait, because threads that MPI and CUDA start may unblock signals for themselves.
 int wake_fd = -1;
 bool say_so = true;  // under a launcher, only the first rank prints the stop line
+std::atomic<int> decided_exit{-1};  // the exit code of a process whose error is printed
 
 // The rank the launcher gave this process (mpirun, srun), 0 without one.
 int launcher_rank() {
@@ -40,6 +42,9 @@ void on_signal(int signal) {
 // destructors run from here could wait on them.
 [[noreturn]] void stop(int signal) {
   const int removed = io::remove_live_temporaries();
+  // A rank that printed its error and is ending is stopped by a launcher that saw
+  // another rank fail first: its line is said, its exit code decided.
+  if (const int code = decided_exit.load(); code >= 0) ::_exit(code);
   if (say_so)
     fmt::print(stderr, "hyperbatch: stopped by SIG{} (pid {}); removed {} temporary file{}\n", sigabbrev_np(signal),
              ::getpid(), removed, removed == 1 ? "" : "s");
@@ -67,5 +72,7 @@ void stop_cleanly_on_signals() {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 }
+
+void exiting_with(int exit_code) { decided_exit.store(exit_code); }
 
 }  // namespace hb::cli
