@@ -44,7 +44,7 @@ job_file() {  # OUTPUT
   printf '[knn]\nk = 5\ntrain_per_class = 200\nfeatures = "mnf"\n'
 }
 declare -A one
-for cli in hyperbatch hyperbatch_base; do
+for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do
   [[ -x $bin/$cli ]] || continue
   for p in 1 2 4 8; do
     [[ $p -le $gpus ]] || continue
