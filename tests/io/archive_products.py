@@ -62,3 +62,14 @@ def aviris_classic(folder, lines=24, samples=20, bands=32, seed=5, gain_rows=Non
             f.write(f"{centres[b]:10.4f} {fwhm[b]:8.4f} {0.1:6.3f} {0.2:6.3f} {b + 1:4d}\n")
     write_envi(os.path.join(folder, "truth.img"), truth)
     return dn, truth, factors, centres, fwhm
+
+
+def campaign_job_file(folder, scenes, name="campaign.toml", extra=""):
+    """A job file whose [mnf] step builds one campaign basis (3 components) over `scenes`;
+    `extra` adds lines to the [mnf] table. Returns its path."""
+    listed = ", ".join(f'"{s}"' for s in scenes)
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(f'[job]\nname = "c"\noutput = "out"\nbackend = "cpu"\n\n[collection]\nscenes = [{listed}]\n\n'
+                f'[mnf]\nbasis = "campaign"\ncomponents = 3\n{extra}')
+    return path

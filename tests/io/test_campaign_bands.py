@@ -31,15 +31,6 @@ def refused(folder, argv, names, field, what, ranks=1):
     checks.equal(sorted(os.listdir(folder)), before, f"{what}: nothing written")
 
 
-def job_file(folder, scenes):
-    listed = ", ".join(f'"{s}"' for s in scenes)
-    path = os.path.join(folder, "campaign.toml")
-    with open(path, "w") as f:
-        f.write(f'[job]\nname = "c"\noutput = "out"\nbackend = "cpu"\n\n[collection]\nscenes = [{listed}]\n\n'
-                f'[mnf]\nbasis = "campaign"\ncomponents = 3\n')
-    return path
-
-
 with hbtest.workdir() as tmp:
     centres = np.linspace(400.0, 2400.0, 8)
     a = scene(tmp, "a", centres, 1)
@@ -53,6 +44,6 @@ with hbtest.workdir() as tmp:
     refused(tmp, ["mnf", "--stats-only", a, d, "-o", "ad.h5", "--backend", "cpu"], ["a.hdr", "d.hdr"], "units",
             "a scaled scene and an unscaled one")
     cli(tmp, "mnf", "--stats-only", a, d, "-o", "ad_raw.h5", "--backend", "cpu", "--units", "raw", expect=3)
-    job = job_file(tmp, [a, c])
+    job = ap.campaign_job_file(tmp, [a, c])
     refused(tmp, ["run", job], ["a.hdr", "c.hdr"], "wavelength", "a job's campaign basis")
 checks.done("test_campaign_bands")

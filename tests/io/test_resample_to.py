@@ -84,15 +84,6 @@ def refused(folder, argv, names, field, what, ranks=1, code=3):
     checks.equal(sorted(os.listdir(folder)), before, f"{what}: nothing written")
 
 
-def job_file(folder, scenes, target):
-    listed = ", ".join(f'"{s}"' for s in scenes)
-    path = os.path.join(folder, "resampled.toml")
-    with open(path, "w") as f:
-        f.write(f'[job]\nname = "r"\noutput = "job_out"\nbackend = "cpu"\n\n[collection]\nscenes = [{listed}]\n\n'
-                f'[mnf]\nbasis = "campaign"\ncomponents = 3\nresample_to = "{target}"\n')
-    return path
-
-
 with hbtest.workdir() as tmp:
     target_nm = np.linspace(450.0, 2350.0, 9)
     fwhm = np.full(9, 120.0)
@@ -152,8 +143,8 @@ with hbtest.workdir() as tmp:
             "--resample-to without a campaign", code=2)
 
     # A job's campaign basis with `resample_to`: the same statistics as the command's.
-    cli(tmp, "run", job_file(tmp, [a, c], a))
-    job_stats = campaign_stats(os.path.join(tmp, "job_out", "campaign", "mnf_basis.h5"))
+    cli(tmp, "run", ap.campaign_job_file(tmp, [a, c], "resampled.toml", f'resample_to = "{a}"\n'))
+    job_stats = campaign_stats(os.path.join(tmp, "out", "campaign", "mnf_basis.h5"))
     close(job_stats[0], results[1][0], "job resample_to: campaign mean equals the command's")
     close(job_stats[1], results[1][1], "job resample_to: campaign covariance equals the command's")
 checks.done("test_resample_to")
