@@ -340,7 +340,8 @@ Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& ru
   auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
   if (!chosen) return chosen.error();
   return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, ops.device().host_allocator(),
-                        tile_source(cube, ops), *chosen, [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
+                        tile_source(cube, ops), *chosen,
+                        [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
 }
 
 Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
