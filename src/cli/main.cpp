@@ -90,6 +90,7 @@ bool is_help_or_version(const CLI::ParseError& e) {
 int report_parse_error(const CLI::ParseError& e, CLI::App& app, int argc, char** argv, bool speaks) {
   if (is_help_or_version(e)) return speaks ? app.exit(e) : hb::cli::kExitSuccess;
   if (speaks) fmt::print(stderr, "hyperbatch: error: {}\n", usage_message(e, app, argc, argv));
+  hb::cli::exiting_with(hb::cli::kExitUsage);
   return hb::cli::kExitUsage;
 }
 
@@ -175,7 +176,10 @@ int main(int argc, char** argv) {
     }
     if (status.ok()) return hb::cli::kExitSuccess;
     const bool usage = status.error().kind == hb::ErrorKind::usage;  // the same on every rank
-    if (usage && !world.is_root()) return status.error().exit_code();
+    if (usage && !world.is_root()) {  // rank 0 says it
+      hb::cli::exiting_with(status.error().exit_code());
+      return status.error().exit_code();
+    }
     if (world.is_parallel() && !usage)
       fmt::print(stderr, "hyperbatch: error on rank {} ({}): {}\n", world.rank(), hb::mpi::host_name(),
                  status.error().line());
