@@ -86,9 +86,10 @@ std::optional<Hashed> read_and_hash(const std::string& path) {
   std::vector<std::uint64_t> piece_hash(static_cast<std::size_t>(pieces));
   std::atomic<bool> failed{false};
   parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
-    for (std::int64_t p = first; p < last && !failed; ++p)
-      if (!hash_piece(fd, p * kPieceBytes, std::min(size, (p + 1) * kPieceBytes), piece_hash[static_cast<std::size_t>(p)]))
-        failed = true;
+    for (std::int64_t p = first; p < last && !failed; ++p) {
+      const std::int64_t end = std::min(size, (p + 1) * kPieceBytes);
+      if (!hash_piece(fd, p * kPieceBytes, end, piece_hash[static_cast<std::size_t>(p)])) failed = true;
+    }
   });
   std::uint64_t h = kFnvOffset;
   for (const std::uint64_t piece : piece_hash) h = (h ^ piece) * kFnvPrime;
