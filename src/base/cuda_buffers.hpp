@@ -35,6 +35,12 @@ class DeviceBuffer {
   template <class T>
   T* as() const { return static_cast<T*>(ptr_); }
   std::size_t bytes() const { return bytes_; }
+  // Gives the memory back to the device now.
+  void release() {
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
 
  private:
   void* ptr_ = nullptr;

@@ -53,17 +53,17 @@ __global__ void fold_moments(const unsigned long long* __restrict__ count, const
 }
 
 // A tile of stored numbers is float32 on the device, made physical there (upload_tile).
-km::TileView view_of(const io::Tile& tile, const void* device_data, std::int64_t lines) {
+km::TileView view_of(const MnfTileOps::TileShape& tile, const void* device_data, std::int64_t lines) {
   km::TileView v;
-  v.type = tile.units() ? DataType::f32 : tile.type();
+  v.type = tile.physical ? DataType::f32 : tile.type;
   v.data = device_data;
-  v.samples = tile.samples();
-  v.bands = tile.bands();
+  v.samples = tile.samples;
+  v.bands = tile.bands;
   v.lines = lines;
-  v.held_row0 = tile.held().begin;
-  v.held_rows = tile.held().rows();
-  v.core_row0 = tile.core().begin;
-  v.core_rows = tile.core().rows();
+  v.held_row0 = tile.held.begin;
+  v.held_rows = tile.held.rows();
+  v.core_row0 = tile.core.begin;
+  v.core_rows = tile.core.rows();
   return v;
 }
 
@@ -144,7 +144,9 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   if (tile.units()) HB_TRY(check(stored_.reserve(bytes), "tile buffer"));
   void* copy_to = tile.units() ? stored_.as<void>() : raw_[slot].as<void>();
   HB_TRY(check(cudaMemcpyAsync(copy_to, source, bytes, cudaMemcpyHostToDevice, copy_stream_), "copy tile to device"));
-  if (tile.units()) HB_TRY(make_physical(tile, slot));
+  if (keeping_) HB_TRY(keep_copy(tile, copy_to));
+  if (tile.units())
+    HB_TRY(make_physical(tile.type(), tile.pixels(), tile.bands(), *tile.units(), stored_.as<void>(), slot));
   HB_TRY(check(cudaEventRecord(copied_[slot], copy_stream_), "record tile copy"));
   HB_TRY(check(cudaStreamWaitEvent(stream_, copied_[slot], 0), "order kernels after the copy"));
   HB_TRY(check(cudaEventSynchronize(copied_[slot]), "copy tile to device"));
@@ -153,11 +155,12 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   return {};
 }
 
-// The stored numbers just copied into stored_ made physical in the slot, on the copy
-// stream (the next copy into stored_ waits for it there). The units go up when they change.
-Status MnfTileOps::make_physical(const io::Tile& tile, int slot) {
-  const io::StoredUnits& units = *tile.units();
-  const auto bands = static_cast<std::size_t>(tile.bands());
+// Stored numbers on the device (just copied into stored_, or kept) made physical in the
+// slot, on the copy stream (the next copy into stored_ waits for it there). The units go
+// up when they change.
+Status MnfTileOps::make_physical(DataType type, std::int64_t pixels, std::int64_t tile_bands,
+                                 const io::StoredUnits& units, const void* stored, int slot) {
+  const auto bands = static_cast<std::size_t>(tile_bands);
   if (units.gain.size() != bands || units.offset.size() != bands)
     return Error{ErrorKind::internal, {}, {}, "tile units do not match its bands"};
   std::vector<double> packed(units.gain);
@@ -170,9 +173,9 @@ Status MnfTileOps::make_physical(const io::Tile& tile, int slot) {
     units_on_device_ = std::move(packed);
   }
   const auto* gain = units_.as<double>();
-  return check(kernels::physical_to_f32(tile.type(), stored_.as<void>(), tile.bands(), gain, gain + bands,
-                                        units.ignore.has_value(), units.ignore.value_or(0.0), raw_[slot].as<float>(),
-                                        static_cast<std::size_t>(tile.pixels()) * bands, copy_stream_),
+  return check(kernels::physical_to_f32(type, stored, tile_bands, gain, gain + bands, units.ignore.has_value(),
+                                        units.ignore.value_or(0.0), raw_[slot].as<float>(),
+                                        static_cast<std::size_t>(pixels) * bands, copy_stream_),
                "make samples physical");
 }
 
@@ -181,7 +184,7 @@ Status MnfTileOps::release_tile() {
   return check(cudaEventRecord(released_[current_], stream_), "record tile use");
 }
 
-Status MnfTileOps::upload_rules(const io::Tile& tile, const mnf::PixelRules& rules) {
+Status MnfTileOps::upload_rules(const TileShape& tile, const mnf::PixelRules& rules) {
   std::vector<int> bands(rules.bands.begin(), rules.bands.end());
   if (bands != rules_bands_) {
     HB_TRY(check(good_bands_.reserve(bands.size() * sizeof(int)), "band list"));
@@ -297,9 +300,9 @@ Status MnfTileOps::finish_moments() {
 
 // The mask is computed once per tile and band list: statistics, noise and transform
 // calls on the same tile share it.
-Status MnfTileOps::ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules) {
+Status MnfTileOps::ensure_mask(const TileShape& tile, const mnf::PixelRules& rules) {
   if (mask_ready_) return {};
-  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held.end);
   HB_TRY(check(km::exclusion_mask(view, rules_of(rules, good_bands_.as<int>()), valid_.as<std::uint8_t>(), stream_),
                "exclusion mask"));
   mask_ready_ = true;
@@ -319,11 +322,12 @@ Status zero_moments(DeviceBuffer& count, DeviceBuffer& sum, DeviceBuffer& cross,
 
 }  // namespace
 
-Status MnfTileOps::accumulate_moments(const io::Tile& tile, const mnf::PixelRules& rules, mnf::Moments& data) {
+Status MnfTileOps::accumulate_moments(const io::Tile& stored, const mnf::PixelRules& rules, mnf::Moments& data) {
   cudaSetDevice(device_);
-  HB_TRY(upload_tile(tile));
+  HB_TRY(upload_tile(stored));
+  const TileShape tile = shape_of(stored);
   HB_TRY(upload_rules(tile, rules));
-  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);  // lines: no noise needs here
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held.end);  // lines: no noise needs here
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
@@ -340,10 +344,11 @@ Status MnfTileOps::accumulate_moments(const io::Tile& tile, const mnf::PixelRule
   return add_tile_moments(view.core_pixels(), data);
 }
 
-Status MnfTileOps::accumulate_noise_moments(const io::Tile& tile, const mnf::PixelRules& rules,
+Status MnfTileOps::accumulate_noise_moments(const io::Tile& stored, const mnf::PixelRules& rules,
                                            const mnf::NoiseConfig& config, mnf::Moments& noise) {
   cudaSetDevice(device_);
-  HB_TRY(upload_tile(tile));
+  HB_TRY(upload_tile(stored));
+  const TileShape tile = shape_of(stored);
   HB_TRY(upload_rules(tile, rules));
   const auto view = view_of(tile, raw_[current_].as<void>(), config.lines);
   const auto krules = rules_of(rules, good_bands_.as<int>());
@@ -361,10 +366,16 @@ Status MnfTileOps::accumulate_noise_moments(const io::Tile& tile, const mnf::Pix
 Status MnfTileOps::transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                             std::span<float> out) {
   cudaSetDevice(device_);
-  const std::int64_t outputs = map.outputs();
   HB_TRY(upload_tile(tile));
+  return transform_current(shape_of(tile), rules, map, out);
+}
+
+// The transform of the tile in the current slot.
+Status MnfTileOps::transform_current(const TileShape& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                                     std::span<float> out) {
+  const std::int64_t outputs = map.outputs();
   HB_TRY(upload_rules(tile, rules));
-  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held().end);
+  const auto view = view_of(tile, raw_[current_].as<void>(), tile.held.end);
   const auto krules = rules_of(rules, good_bands_.as<int>());
   const std::int64_t pixels = view.core_pixels();
   if (static_cast<std::int64_t>(out.size()) != pixels * outputs || map.matrix.rows != krules.nb ||

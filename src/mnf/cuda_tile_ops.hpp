@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,23 @@ class MnfTileOps final : public mnf::TileOps {
   Status transform(const io::Tile& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
                    std::span<float> out) override;
   Status finish_moments() override;
+  bool keep_tiles(std::int64_t bytes) override;
+  Status transform_kept(RowRange core, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                        std::span<float> out) override;
+  void drop_kept() override;
+
+  // What the kernels need of a tile on the device: `physical` when its stored numbers
+  // were made float32 physical samples there.
+  struct TileShape {
+    DataType type = DataType::f32;
+    bool physical = false;
+    std::int64_t samples = 0, bands = 0;
+    RowRange held, core;
+    std::int64_t pixels() const { return held.rows() * samples; }
+  };
+  static TileShape shape_of(const io::Tile& tile) {
+    return {tile.type(), tile.units() != nullptr, tile.samples(), tile.bands(), tile.held(), tile.core()};
+  }
 
  private:
   struct TileKey {
@@ -59,9 +77,13 @@ class MnfTileOps final : public mnf::TileOps {
   };
 
   Status upload_tile(const io::Tile& tile);
-  Status make_physical(const io::Tile& tile, int slot);
-  Status upload_rules(const io::Tile& tile, const mnf::PixelRules& rules);
-  Status ensure_mask(const io::Tile& tile, const mnf::PixelRules& rules);
+  Status make_physical(DataType type, std::int64_t pixels, std::int64_t bands, const io::StoredUnits& units,
+                       const void* stored, int slot);
+  Status upload_rules(const TileShape& tile, const mnf::PixelRules& rules);
+  Status ensure_mask(const TileShape& tile, const mnf::PixelRules& rules);
+  Status transform_current(const TileShape& tile, const mnf::PixelRules& rules, const mnf::LinearMap& map,
+                           std::span<float> out);
+  Status keep_copy(const io::Tile& tile, const void* on_device);  // cuda_kept_tiles.cu
   Status reserve_matrices(std::int64_t core_pixels, std::int64_t columns);
   Status add_tile_moments(std::int64_t core_pixels, mnf::Moments& into);
   Status release_tile();
@@ -97,6 +119,17 @@ class MnfTileOps final : public mnf::TileOps {
   std::vector<double> shift_on_device_;  // what shift_ holds
   double staging_seconds_ = 0;  // host copies into the pinned buffer, logged at the end
   double staged_bytes_ = 0;
+
+  // Tiles kept between passes (keep_tiles), as stored, one after another in kept_.
+  struct KeptTile {
+    TileShape shape;
+    std::optional<io::StoredUnits> units;
+    std::size_t offset = 0, bytes = 0;
+  };
+  bool keeping_ = false;
+  DeviceBuffer kept_;
+  std::size_t kept_used_ = 0;
+  std::vector<KeptTile> kept_tiles_;
 };
 
 }  // namespace hb::cuda

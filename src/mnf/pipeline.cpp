@@ -136,6 +136,23 @@ std::vector<RowRange> split_rows(RowRange block, std::int64_t rows) {
   return tiles;
 }
 
+// The bytes of `tiles` as stored, with `halo` rows each side where the scene has them.
+std::int64_t held_bytes(const io::CubeInfo& stored, const std::vector<RowRange>& tiles, std::int64_t halo) {
+  std::int64_t rows = 0;
+  for (const RowRange& t : tiles)
+    rows += std::min(stored.shape.lines, t.end + halo) - std::max<std::int64_t>(0, t.begin - halo);
+  return rows * stored.shape.samples * stored.bytes_per_pixel();
+}
+
+// Whether every rank's device keeps its tiles: all or none, so that the transform
+// pass reads on every rank or on none (collective reads need them all).
+bool keep_on_every_rank(TileOps& ops, std::int64_t bytes, const mpi::Comm& comm) {
+  const bool granted = ops.keep_tiles(bytes);
+  if (!comm.any(!granted)) return true;
+  ops.drop_kept();
+  return false;
+}
+
 }  // namespace
 
 std::int64_t granule_rows(const Backend& backend) {
@@ -182,17 +199,19 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   const auto halo = with_noise ? noise_halo(options.estimator) : Halo{};
   const NoiseConfig noise_config{options.estimator, options.noise_window, info.shape.lines};
   const auto zero_noise = std::vector<double>(stats.rules.bands.size(), 0.0);
+  const std::int64_t halo_rows = std::max(halo.above, halo.below);
 
   // Granule moments summed over a tree fixed by scene rows (TreeSum): the same bits for
   // any rank count and tile size (one row per granule on the CPU, 128 on the GPU).
   TreeSum data_sum(*shift), noise_sum(zero_noise);
   std::vector<std::pair<std::int64_t, std::int64_t>> granule_valid;
-  StatsSink sink{ops,  stats.rules, noise_config, with_noise, granule, std::max(halo.above, halo.below),
+  StatsSink sink{ops,  stats.rules, noise_config, with_noise, granule, halo_rows,
                  data_sum, noise_sum,   *shift,       zero_noise, granule_valid};
   const auto tiles = split_rows(blocks.block(comm.rank()).rows, rows);
   const auto source = tile_source(cube, ops);
-  io::TileReader reader(source.cube, tiles, std::max(halo.above, halo.below), ops.device().host_allocator(),
-                        source.units);
+  const bool keep =
+      options.keep_tiles && keep_on_every_rank(ops, held_bytes(source.cube.info(), tiles, halo_rows), comm);
+  io::TileReader reader(source.cube, tiles, halo_rows, ops.device().host_allocator(), source.units);
   double input_wait = 0, compute = 0;
   const auto mine = static_cast<std::int64_t>(tiles.size());
   const auto counts = comm.allgather(mine);
@@ -217,9 +236,9 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   }
   HB_TRY(mpi::agree(local, comm));
   spdlog::info("statistics pass on {}: rank {} has rows [{}, {}) ({} tiles of {} rows), {:.3f} s waiting for input, "
-               "{:.3f} s computing",
+               "{:.3f} s computing{}",
                ops.device().name(), comm.rank(), blocks.block(comm.rank()).rows.begin, blocks.block(comm.rank()).rows.end,
-               mine, rows, input_wait, compute);
+               mine, rows, input_wait, compute, keep ? ", tiles kept on the device" : "");
   const Stopwatch reduce;
   auto data = data_sum.total(comm);
   if (!data) return data.error();
@@ -229,11 +248,15 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
     if (!noise) return noise.error();
     stats.noise = std::move(*noise);
   }
-  // Exact valid counts per tile balance the transform passes.
-  std::vector<std::int64_t> exact(static_cast<std::size_t>(grid.count()), 0);
-  for (const auto& [row, valid] : granule_valid) exact[static_cast<std::size_t>(row / grid.rows_per_tile)] += valid;
-  comm.allreduce_sum(exact);
-  stats.blocks = balance(grid, std::move(exact), info.shape.samples, comm.size());
+  if (keep) {  // the transform takes the kept tiles: the same blocks and rows
+    stats.blocks = blocks;
+    stats.kept_tile_rows = rows;
+  } else {  // exact valid counts per tile balance the transform passes
+    std::vector<std::int64_t> exact(static_cast<std::size_t>(grid.count()), 0);
+    for (const auto& [row, valid] : granule_valid) exact[static_cast<std::size_t>(row / grid.rows_per_tile)] += valid;
+    comm.allreduce_sum(exact);
+    stats.blocks = balance(grid, std::move(exact), info.shape.samples, comm.size());
+  }
   spdlog::info("statistics reduction across {} ranks: {:.3f} s", comm.size(), reduce.seconds());
   log_rate("statistics pass", clock.seconds(), info.total_bytes());
   spdlog::info("statistics: {} valid pixels, {} excluded, {} bands used, {} noise residuals", stats.data.count,
@@ -294,10 +317,12 @@ Result<Decomposition> transform_blocks(const io::Cube& cube, const PixelRules& r
 // writes each result. With a collective reader or writer every rank makes the same
 // number of calls (empty ones past its own rows) and agrees on failure before each
 // write, so that no rank waits in a write another will not make.
+// A tile is `per_tile(tile, core, out)`: `tile` null when the device kept it (`kept`:
+// nothing is read then, on any rank).
 template <class PerTile>
 Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& writer, std::int64_t tile_rows,
                       std::int64_t outputs, const mpi::Comm& comm, const HostAllocator& allocator,
-                      const io::DeviceSource& source, const Decomposition& blocks, PerTile&& per_tile) {
+                      const io::DeviceSource& source, const Decomposition& blocks, bool kept, PerTile&& per_tile) {
   const Stopwatch clock;
   const auto& shape = cube.info().shape;
   const std::int64_t rows = std::clamp<std::int64_t>(tile_rows, 1, std::max<std::int64_t>(1, shape.lines));
@@ -306,10 +331,11 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   // Collective reads or writes keep the ranks in step (every rank makes every call,
   // empty ones past its own rows, and they agree on failure before each write); ranks
   // that read and write on their own run free and agree once, after the pass.
-  const bool in_step = collective_reads(cube, comm) || writer.writes_in_step();
+  const bool reads_in_step = !kept && collective_reads(cube, comm);
+  const bool in_step = reads_in_step || writer.writes_in_step();
   const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
                                      : static_cast<std::int64_t>(tiles.size());
-  io::TileReader reader(source.cube, tiles, 0, allocator, source.units);
+  io::TileReader reader(source.cube, kept ? std::vector<RowRange>{} : tiles, 0, allocator, source.units);
   // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
   // is read on the reader's own thread) and no rank must write in step with others
   // (ENVI outputs are written with pwrite by each rank on its own).
@@ -320,22 +346,23 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
     const bool have = i < static_cast<std::int64_t>(tiles.size());
     const io::Tile* tile = nullptr;
     const Stopwatch wait;
-    if (have) {
+    if (have && !kept) {
       auto next = reader.next();
       if (next) tile = *next;
       else local = next.error();
-    } else {
+    } else if (!have && reads_in_step) {
       local = read_nothing(cube, comm);
     }
     input_wait += wait.seconds();
     const Stopwatch work;
-    if (local.ok() && tile != nullptr)
-      local = per_tile(*tile, write_behind.next_buffer(static_cast<std::size_t>(tile->pixels() * outputs)));
+    const RowRange core = have ? tiles[static_cast<std::size_t>(i)] : RowRange{};
+    if (local.ok() && have)
+      local = per_tile(tile, core, write_behind.next_buffer(static_cast<std::size_t>(core.rows() * shape.samples * outputs)));
     compute += work.seconds();
     if (in_step) HB_TRY(mpi::agree(local, comm));
     if (!local.ok()) break;
-    if (tile != nullptr) {
-      local = write_behind.write(tile->core(), output);
+    if (have) {
+      local = write_behind.write(core, output);
     } else {  // a collective write in step with the ranks that still have rows
       const Stopwatch write;
       local = writer.write_rows({}, {});
@@ -357,12 +384,15 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
 
 Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                         io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
-                        const Decomposition* blocks) {
+                        const Decomposition* blocks, bool kept) {
   auto chosen = transform_blocks(cube, rules, tile_rows, comm, blocks);
   if (!chosen) return chosen.error();
   return transform_pass("transform pass", cube, writer, tile_rows, map.outputs(), comm, ops.device().host_allocator(),
-                        tile_source(cube, ops), *chosen,
-                        [&](const io::Tile& tile, std::span<float> out) { return ops.transform(tile, rules, map, out); });
+                        tile_source(cube, ops), *chosen, kept,
+                        [&](const io::Tile* tile, RowRange core, std::span<float> out) {
+                          return tile ? ops.transform(*tile, rules, map, out)
+                                      : ops.transform_kept(core, rules, map, out);
+                        });
 }
 
 Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
@@ -375,7 +405,9 @@ Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rule
   std::vector<float> denoised;
   // The pass-through bands are written as read: the samples themselves, physical.
   return transform_pass("denoise pass", cube, writer, tile_rows, bands, comm, ops.device().host_allocator(),
-                        io::DeviceSource{cube, nullptr}, *chosen, [&](const io::Tile& tile, std::span<float> out) -> Status {
+                        io::DeviceSource{cube, nullptr}, *chosen, false,
+                        [&](const io::Tile* read, RowRange, std::span<float> out) -> Status {
+                          const io::Tile& tile = *read;  // never kept: the pass reads every tile
                           HB_TRY(ops.convert_to_f32(tile, out));  // pass-through values
                           denoised.resize(static_cast<std::size_t>(tile.pixels() * used));
                           HB_TRY(ops.transform(tile, rules, map, denoised));

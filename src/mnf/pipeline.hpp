@@ -22,6 +22,9 @@ struct PipelineOptions {
   Window noise_window;
   std::int64_t tile_rows = 0;                      // 0 = from tile_budget_bytes
   std::int64_t tile_budget_bytes = 256ll << 20;    // per tile, all working buffers
+  // Ask the device to keep the statistics pass's tiles for a transform of the same
+  // scene (TileOps::keep_tiles): the transform then reads no host tile.
+  bool keep_tiles = false;
 };
 
 // Rows per tile so that a tile's buffers (raw, widened, outputs) fit the budget.
@@ -42,6 +45,9 @@ struct SceneStatistics {
   Moments noise;            // MNF only: residuals about zero
   std::int64_t pixels = 0;  // scene pixels
   Decomposition blocks;     // rows per rank, balanced by the exact valid pixels per tile
+  // > 0 when every rank's device kept the pass's tiles: `blocks` are then the pass's own
+  // and its tiles are cut from them by these rows, which a transform must use to find them.
+  std::int64_t kept_tile_rows = 0;
 
   std::int64_t excluded_pixels() const { return pixels - data.count; }
 };
@@ -69,10 +75,12 @@ Result<Basis> build_basis(const Covariances& cov, const PixelRules& rules, Metho
 // pixels NaN. Denoised: [lines, samples, scene bands] float32: used bands replaced by
 // their denoised values, bad bands and excluded pixels passed through unchanged.
 // Each rank transforms its block of `blocks` (the statistics pass's; probed when null)
-// and every rank writes into the one output, collectively when the writer is.
+// and every rank writes into the one output, collectively when the writer is. With
+// `kept` the tiles are the ones the device kept (SceneStatistics::kept_tile_rows, which
+// `tile_rows` must then be), and no tile is read.
 Status write_components(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                         io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
-                        const Decomposition* blocks = nullptr);
+                        const Decomposition* blocks = nullptr, bool kept = false);
 Status write_denoised(const io::Cube& cube, TileOps& ops, const PixelRules& rules, const LinearMap& map,
                       io::CubeWriter& writer, std::int64_t tile_rows, const mpi::Comm& comm,
                       const Decomposition* blocks = nullptr);

@@ -25,6 +25,7 @@ struct Prepared {
   Basis basis;
   StatsRecord record;  // transform filled once the selection is known
   std::optional<Decomposition> blocks;  // from the statistics pass; probed again with --apply
+  std::int64_t kept_tile_rows = 0;      // > 0: the device kept the statistics pass's tiles
 };
 
 // Every file the run reads and writes; write_outputs and run_campaign name the outputs.
@@ -68,7 +69,7 @@ Result<Prepared> from_statistics(Result<SceneStatistics> stats, const std::strin
   basis_options.eigen = [&ops](const linalg::Matrix& a) { return ops.symmetric_eigen(a); };
   auto basis = build_basis(*cov, stats->rules, o.pipeline.method, basis_options, comm);
   if (!basis) return Error{basis.error().kind, source, basis.error().field, basis.error().message};
-  Prepared p{stats->rules, std::move(*basis), {}, stats->blocks};
+  Prepared p{stats->rules, std::move(*basis), {}, stats->blocks, stats->kept_tile_rows};
   auto& r = p.record;
   r.method = o.pipeline.method;
   r.estimator = stats->estimator;
@@ -85,9 +86,13 @@ Result<Prepared> from_statistics(Result<SceneStatistics> stats, const std::strin
   return p;
 }
 
+// A transform follows unless only statistics are asked for: the device may keep the
+// scene's tiles for it.
 Result<Prepared> from_scene(const io::Cube& cube, TileOps& ops, const RunOptions& o, const mpi::Comm& comm) {
-  return from_statistics(gather_statistics(cube, ops, comm, with_device_budget(o.pipeline, ops.device())), cube.path(),
-                         cube.info().shape.bands, ops, o, comm);
+  PipelineOptions options = with_device_budget(o.pipeline, ops.device());
+  options.keep_tiles = !o.stats_only;
+  return from_statistics(gather_statistics(cube, ops, comm, options), cube.path(), cube.info().shape.bands, ops, o,
+                         comm);
 }
 
 // Selects the components and completes the record; returns how many are kept.
@@ -209,6 +214,7 @@ Status write_outputs(const io::Cube& cube, TileOps& ops, const RunOptions& o, co
                      std::optional<ReservedOutput> early, const mpi::Comm& comm) {
   const std::int64_t rows = tile_rows_for(cube.info(), with_device_budget(o.pipeline, ops.device()), cube.info().shape.bands);
   const Decomposition* blocks = p.blocks ? &*p.blocks : nullptr;
+  const bool kept = p.kept_tile_rows > 0;
   {
     if (!early) {  // made before the statistics only for --components N, which m then is
       auto made = create_reserved(o.output, components_info(cube, p.record.method, m), comm);
@@ -217,7 +223,9 @@ Status write_outputs(const io::Cube& cube, TileOps& ops, const RunOptions& o, co
     }
     HB_TRY(wait_reserved(*early, comm));
     auto& writer = *early->writer;
-    HB_TRY(write_components(cube, ops, p.rules, reduction_map(p.basis, m), writer, rows, comm, blocks));
+    HB_TRY(write_components(cube, ops, p.rules, reduction_map(p.basis, m), writer, kept ? p.kept_tile_rows : rows,
+                            comm, blocks, kept));
+    ops.drop_kept();
     // No components without their statistics: they are written before the components
     // appear under their final name, and a failure leaves any earlier output as it was.
     writer.finish_before_commit([&](const std::string& temporary) {

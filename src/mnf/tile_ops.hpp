@@ -54,6 +54,18 @@ class TileOps {
   virtual Status transform(const io::Tile& tile, const PixelRules& rules, const LinearMap& map,
                            std::span<float> out) = 0;
 
+  // Keeping a scene on the device between its statistics and transform passes, which
+  // saves the transform's reads. keep_tiles(bytes) asks room for tiles of `bytes` in
+  // all (stored numbers, halos included); once granted, every tile the accumulate_*
+  // calls see is kept, and transform_kept() transforms the core rows of a kept tile as
+  // transform() would the tile. drop_kept() frees them. The CPU never keeps tiles.
+  virtual bool keep_tiles(std::int64_t /*bytes*/) { return false; }
+  virtual Status transform_kept(RowRange /*core*/, const PixelRules& /*rules*/, const LinearMap& /*map*/,
+                                std::span<float> /*out*/) {
+    return Error{ErrorKind::internal, {}, {}, "transform_kept: this device keeps no tiles"};
+  }
+  virtual void drop_kept() {}
+
  private:
   std::unique_ptr<Backend> device_;
 };
