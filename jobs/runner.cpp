@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -125,6 +127,8 @@ void remove_temporaries(const fs::path& dir, const std::string& scene = {}) {
 // One rank's walk through its scenes.
 class RankRun {
  public:
+  using Checksum = std::function<std::string()>;  // a step's checksum, asked once it has run
+
   RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress)
       : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
 
@@ -154,40 +158,48 @@ class RankRun {
     }
     if (together != nullptr) together->barrier();  // the folder is ready before any rank writes
     const auto& steps = scene_steps();
+    // With no step of the scene on record, no skip depends on its checksums: they are
+    // made after each step, when recorded, and the input's hash runs beside the steps.
+    const bool on_record = has_record(scene.name);
     for (std::size_t i = first; i < last; ++i) {
       const Step& step = steps[i];
       if (!step.wanted(job_, scene)) continue;
-      Fingerprint f;
-      f.add(step.name).add(step.parameters(job_)).add(chain_[scene.name]);
-      // Physical units change what the analysis steps read (raw is what earlier runs read).
-      if (job_.units != "raw") f.add("units").add(job_.units);
-      for (const auto& input : step.extra_inputs(c)) f.add_file(input);
-      const std::string checksum = f.hex();
-      chain_[scene.name] = checksum;
       progress_.publish(scenes_done_, bytes_done_, scene.name + ": " + step.name);
-      if (manifest_.is_done(scene.name, step.name, checksum)) {
-        metrics.add({scene.name, step.name, "skipped", 0, 0, 0, 0});
-        continue;
+      std::optional<std::string> checksum;
+      if (on_record) {
+        checksum = next_checksum(c, step);
+        if (manifest_.is_done(scene.name, step.name, *checksum)) {
+          metrics.add({scene.name, step.name, "skipped", 0, 0, 0, 0});
+          continue;
+        }
       }
-      if (!run_step(c, step, checksum)) return false;
+      if (!run_step(c, step, [&] { return checksum ? *checksum : next_checksum(c, step); })) return false;
     }
     return true;
   }
 
   // A step of a shared scene: distributed steps run on every rank, the others on rank 0
   // while the rest wait; all ranks agree on the outcome, rank 0 records it.
-  bool run_shared_step(const SceneContext& c, const Step& step, const std::string& checksum) {
+  bool run_shared_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
     const mpi::Comm& ranks = *c.ranks;
     const bool here = step.distributed || ranks.is_root();
     const auto start = Clock::now();
     Result<StepOutcome> outcome = here ? step.run(c) : Result<StepOutcome>(StepOutcome{});
     const Status agreed = mpi::agree(outcome ? Status{} : Status{outcome.error()}, ranks);
     if (!agreed) return fail_step(c, step, agreed.error().line(), since(start), ranks.is_root());
-    if (ranks.is_root()) finish_step(c, step, checksum, *outcome, since(start));
+    if (ranks.is_root()) finish_step(c, step, checksum(), *outcome, since(start));
     return true;
   }
 
-  void start_scene(const SceneSpec& s) { chain_[s.name] = scene_fingerprint(s); }
+  // The chain of checksums starts from the scene's fingerprint, whose content hash runs
+  // on a thread while nothing waits for it (see run_steps).
+  void start_scene(const SceneSpec& s) {
+    if (has_record(s.name)) {
+      chain_[s.name] = scene_fingerprint(s);
+      return;
+    }
+    hashing_[s.name] = std::async(std::launch::async, [&s] { return scene_fingerprint(s); });
+  }
   bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
   int failed_among(const std::vector<const SceneSpec*>& scenes) const {
     int n = 0;
@@ -204,7 +216,6 @@ class RankRun {
     bytes_done_ += bytes;
     progress_.publish(scenes_done_, bytes_done_, "idle");
   }
-  const std::string& checksum_of(const std::string& scene) { return chain_[scene]; }
   void record(const std::string& scene, const std::string& step, const std::string& status, const std::string& checksum,
               std::vector<std::string> outputs, const std::string& error, const nlohmann::json* summary) {
     ManifestEntry e{scene, step, status, checksum, std::move(outputs), error, now_ns(), summary ? *summary : nullptr};
@@ -218,14 +229,36 @@ class RankRun {
   RankMetrics metrics;
 
  private:
-  bool run_step(const SceneContext& c, const Step& step, const std::string& checksum) {
+  bool has_record(const std::string& scene) const {
+    const auto& entries = manifest_.entries();
+    const auto at = entries.lower_bound(scene + "/");
+    return at != entries.end() && at->second.scene == scene;
+  }
+
+  // The step's checksum: the chain so far with the step's name, parameters and extra
+  // inputs folded in; it becomes the chain. Asked once per step, in step order.
+  std::string next_checksum(const SceneContext& c, const Step& step) {
+    const std::string& scene = c.scene.name;
+    if (auto hashing = hashing_.find(scene); hashing != hashing_.end()) {
+      chain_[scene] = hashing->second.get();
+      hashing_.erase(hashing);
+    }
+    Fingerprint f;
+    f.add(step.name).add(step.parameters(job_)).add(chain_[scene]);
+    // Physical units change what the analysis steps read (raw is what earlier runs read).
+    if (job_.units != "raw") f.add("units").add(job_.units);
+    for (const auto& input : step.extra_inputs(c)) f.add_file(input);
+    return chain_[scene] = f.hex();
+  }
+
+  bool run_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
     spdlog::info("{}: {}", c.scene.name, step.name);
     if (c.ranks != nullptr) return run_shared_step(c, step, checksum);
     const auto start = Clock::now();
     auto outcome = step.run(c);
     const double seconds = since(start);
     if (!outcome) return fail_step(c, step, outcome.error().line(), seconds, true);
-    finish_step(c, step, checksum, *outcome, seconds);
+    finish_step(c, step, checksum(), *outcome, seconds);
     return true;
   }
 
@@ -254,6 +287,7 @@ class RankRun {
   Journal& journal_;
   RunProgress& progress_;
   std::map<std::string, std::string> chain_;  // scene -> checksum of its last step
+  std::map<std::string, std::future<std::string>> hashing_;  // scene -> its fingerprint, on a thread
   std::set<std::string> failed_;
   int scenes_done_ = 0;
   std::int64_t bytes_done_ = 0;
