@@ -1,6 +1,7 @@
 #include "io/tile_reader.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace hb::io {
 
@@ -9,10 +10,12 @@ TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64
     : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)), units_(units),
       background_(cube.format() == CubeFormat::envi) {
   // Size both buffers for the largest tile up front: they are then never reallocated.
+  // Every read fills its tile, so plain memory is not zeroed first.
   std::int64_t rows = 0;
   for (const auto& core : cores_) rows = std::max(rows, with_halo(core, halo_rows_, cube.info().shape.lines).rows());
   const auto bytes = static_cast<std::size_t>(rows * cube.info().bytes_per_row());
-  for (auto& tile : slots_) tile.reserve(bytes, allocator_);
+  const HostAllocator unzeroed = [](std::size_t n) { return std::make_shared_for_overwrite<std::byte[]>(n); };
+  for (auto& tile : slots_) tile.reserve(bytes, allocator_ ? allocator_ : unzeroed);
   prefetch();
 }
 
