@@ -3,6 +3,7 @@
 # and with the automatic shard mode (k 5, 200 a class), and full MNF (statistics,
 # transform, 10 components to tmpfs); the read floor (the scene read by 32 readers at
 # once from the page cache) beside them. Each output at P GPUs is compared with 1 GPU's.
+# HB_LARGE_RUNS picks among knn_ring, knn_auto and mnf (default all three).
 # Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since, dist_scene).
 gpus=$(nvidia-smi -L | wc -l)
 lines=${HB_LARGE_LINES:-528000}
@@ -34,12 +35,14 @@ large_run() {  # NAME P OUTPUT ARGS...
   elif cmp -s "${output%.*}.img" "$work/large_${name}_1.img"; then log "large $name: $p GPUs give 1 GPU's bytes"
   else log "large $name: $p GPUs DIFFER from 1 GPU"; fi
 }
+runs=${HB_LARGE_RUNS:-knn_ring knn_auto mnf}
 for p in 1 2 4; do
   [[ $p -le $gpus ]] || continue
   for mode in ring auto; do
+    [[ " $runs " == *" knn_$mode "* ]] || continue
     large_run "knn_$mode" $p "$work/large_knn.hdr" knn "$big.hdr" --truth "${big}_truth.hdr" --train-per-class 200 -k 5 \
       --shard-mode $mode --backend cuda
   done
-  large_run mnf $p /dev/shm/large_mnf.hdr mnf "$big.hdr" --components 10 --backend cuda
+  [[ " $runs " == *" mnf "* ]] && large_run mnf $p /dev/shm/large_mnf.hdr mnf "$big.hdr" --components 10 --backend cuda
 done
 rm -f "$big".* "${big}_"* "$work"/large_*.img /dev/shm/large_mnf.*
