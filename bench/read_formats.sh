@@ -5,8 +5,11 @@
 # float32 HDF5 cube (the same bytes written for every format), best of 3; the ratios to
 # ENVI are the figures the target (at most 1.2) is about. Runs on a CPU host too.
 #   bench/read_formats.sh HYPERBATCH [LINES]     (default 2048 lines x 677 samples x 224 bands)
+# HB_MAKE_READ_INPUTS=PATH of bench_make_read_inputs makes the inputs without Python, as
+# the device part bench/device/read_formats.sh does (the same values: tests/bench).
 set -euo pipefail
 cli=$(realpath "${1:?usage: bench/read_formats.sh HYPERBATCH [LINES]}")
+tool=${HB_MAKE_READ_INPUTS:+$(realpath "$HB_MAKE_READ_INPUTS")}
 lines=${2:-2048}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${HB_BENCH_WORK:-/tmp/hb-read-formats}
@@ -14,7 +17,10 @@ rm -rf "$work" && mkdir -p "$work" && cd "$work"
 trap 'rm -rf "$work"' EXIT
 
 "$cli" -q synth -o dn.hdr --lines "$lines" --samples 677 --bands 224 --classes 6 --seed 1 >/dev/null
-PYTHONPATH="$here/tests/io" /usr/bin/python3 - <<'PY'
+if [[ -n $tool ]]; then
+  "$tool" dn.hdr .
+else
+  PYTHONPATH="$here/tests/io" /usr/bin/python3 - <<'PY'
 import os
 import numpy as np
 import spectral.io.envi as envi
@@ -32,6 +38,7 @@ with open(ap.FLIGHTLINE + "rdn_c.gain", "w") as f:
 wl, fwhm, good = emit.band_parameters(dn.shape[2])
 emit.write_granule("granule.nc", "radiance", physical, wl, fwhm, good, chunk_rows=16)
 PY
+fi
 
 best() {  # best of 3 wall-clock seconds of: hyperbatch ingest ARGS
   local best=""
