@@ -4,7 +4,8 @@
 # products"; bench/read_formats.sh is the same on a CPU host). The inputs come from
 # bench_make_read_inputs (the device host has no netCDF4/h5py): HB_READ_LINES x 677 x 224
 # (default 16384, the 5 GB flightline). Each is read in full by `ingest` into a float32
-# HDF5 cube from a warm page cache, best of 3.
+# HDF5 cube from a warm page cache, best of 3, by this build and by the baseline binary
+# (hyperbatch_base) when the bundle carries one (HB_READ_BINARIES names others).
 lines=${HB_READ_LINES:-16384}
 dir=$work/read_formats; rm -rf "$dir"; mkdir -p "$dir"
 t0=$(now)
@@ -15,22 +16,26 @@ log "read formats: inputs of $lines lines made: rc=$rc $(since "$t0") s; $(cd "$
   envi.img granule.nc f080611t01p00r07rdn_c_sc01_ort_img | awk '{printf "%s %s  ", $2, $1}')"
 cat "$dir"/* > /dev/null  # the page cache holds every input
 
-read_best() {  # TAG ARGS...: best of 3 wall-clock seconds of `hyperbatch ingest ARGS`
-  local tag=$1 best="" t0 took rc; shift
+read_best() {  # CLI TAG ARGS...: best of 3 wall-clock seconds of `CLI ingest ARGS`
+  local cli=$1 tag=$2 best="" t0 took rc; shift 2
   for _ in 1 2 3; do
     rm -f "$dir/out.h5"
     t0=$(now)
-    "$bin/hyperbatch" -q ingest "$@" -o "$dir/out.h5" > "$out/read_$tag.log" 2>&1; rc=$?
+    "$bin/$cli" -q ingest "$@" -o "$dir/out.h5" > "$out/read_$tag.log" 2>&1; rc=$?
     took=$(since "$t0")
-    [[ $rc == 0 ]] || { log "read formats: $tag ingest failed (rc=$rc): $(tail -1 "$out/read_$tag.log")"; took=nan; }
+    [[ $rc == 0 ]] || { log "read formats: $cli $tag ingest failed (rc=$rc): $(tail -1 "$out/read_$tag.log")" >&2; took=nan; }
     best=$(python3 -c "print(min(float('$took'), float('${best:-inf}')))")
   done
   echo "$best"
 }
-envi=$(read_best envi "$dir/envi.hdr")
-granule=$(read_best emit "$dir/granule.nc")
-classic=$(read_best classic "$dir/f080611t01p00r07rdn_c_sc01_ort_img" --units physical)
-ratio() { python3 -c "print(round($1 / $envi, 2))"; }
-log "read formats: $lines x 677 x 224 on $(nproc) threads: ENVI float32 $envi s, EMIT granule $granule s" \
-  "($(ratio "$granule")x), AVIRIS-Classic + .gain $classic s ($(ratio "$classic")x); target at most 1.2x"
+# This build, and the baseline binary (hyperbatch_base) when the bundle carries one.
+for cli in ${HB_READ_BINARIES:-hyperbatch hyperbatch_base}; do
+  [[ -x $bin/$cli ]] || continue
+  envi=$(read_best "$cli" envi "$dir/envi.hdr")
+  granule=$(read_best "$cli" emit "$dir/granule.nc")
+  classic=$(read_best "$cli" classic "$dir/f080611t01p00r07rdn_c_sc01_ort_img" --units physical)
+  ratio() { python3 -c "print(round($1 / $envi, 2))"; }
+  log "read formats: $cli, $lines x 677 x 224, $(nproc) threads: ENVI float32 $envi s, EMIT granule $granule s" \
+    "($(ratio "$granule")x), AVIRIS-Classic + .gain $classic s ($(ratio "$classic")x); target at most 1.2x"
+done
 rm -rf "$dir"
