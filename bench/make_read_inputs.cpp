@@ -51,7 +51,8 @@ BandParameters band_parameters(std::int64_t bands) {
   BandParameters p;
   const double step = bands > 1 ? (2493.0 - 381.0) / static_cast<double>(bands - 1) : 0.0;
   for (std::int64_t b = 0; b < bands; ++b)
-    p.wavelengths.push_back(static_cast<float>(b == bands - 1 && bands > 1 ? 2493.0 : static_cast<double>(b) * step + 381.0));
+    p.wavelengths.push_back(
+        static_cast<float>(b == bands - 1 && bands > 1 ? 2493.0 : static_cast<double>(b) * step + 381.0));
   p.fwhm.assign(static_cast<std::size_t>(bands), 8.5f);
   p.good.assign(static_cast<std::size_t>(bands), 1.0f);
   for (const auto b : {std::int64_t{3}, std::int64_t{4}, bands - 2})
@@ -91,11 +92,12 @@ class Granule {
     H5Pset_fill_value(dcpl.get(), H5T_NATIVE_FLOAT, &kFill);
     radiance_ = dataset(file_.get(), "radiance", H5T_IEEE_F32LE, {lines, samples, bands}, dcpl.get());
     io::h5::Dataspace one(H5Screate_simple(1, std::array<hsize_t, 1>{1}.data(), nullptr));
-    io::h5::Attribute fill(H5Acreate2(radiance_.get(), "_FillValue", H5T_IEEE_F32LE, one.get(), H5P_DEFAULT, H5P_DEFAULT));
+    io::h5::Attribute fill(
+        H5Acreate2(radiance_.get(), "_FillValue", H5T_IEEE_F32LE, one.get(), H5P_DEFAULT, H5P_DEFAULT));
     ok_ = fill && H5Awrite(fill.get(), H5T_NATIVE_FLOAT, &kFill) >= 0;
     const io::h5::Attributes root(file_.get(), path, "/");
-    ok_ = ok_ && root.put("geotransform", std::span<const double>(kGeotransform)).ok() && text(file_.get(), "spatial_ref", kWkt) &&
-          text(file_.get(), "title", "EMIT test radiance");
+    ok_ = ok_ && root.put("geotransform", std::span<const double>(kGeotransform)).ok() &&
+          text(file_.get(), "spatial_ref", kWkt) && text(file_.get(), "title", "EMIT test radiance");
     write_band_parameters(band_parameters(s.bands));
     write_location(lines, samples);
   }
@@ -125,7 +127,8 @@ class Granule {
   }
 
   Status commit() {
-    if (!ok() || !radiance_.reset() || !file_.reset()) return io_error(final_.final_path(), io::h5::hdf5_error_detail());
+    if (!ok() || !radiance_.reset() || !file_.reset())
+      return io_error(final_.final_path(), io::h5::hdf5_error_detail());
     return final_.commit();
   }
 

@@ -23,7 +23,10 @@ read_best() {  # CLI TAG ARGS...: best of 3 wall-clock seconds of `CLI ingest AR
     t0=$(now)
     "$bin/$cli" -q ingest "$@" -o "$dir/out.h5" > "$out/read_$tag.log" 2>&1; rc=$?
     took=$(since "$t0")
-    [[ $rc == 0 ]] || { log "read formats: $cli $tag ingest failed (rc=$rc): $(tail -1 "$out/read_$tag.log")" >&2; took=nan; }
+    if [[ $rc != 0 ]]; then
+      log "read formats: $cli $tag ingest failed (rc=$rc): $(tail -1 "$out/read_$tag.log")" >&2
+      took=nan
+    fi
     best=$(python3 -c "print(min(float('$took'), float('${best:-inf}')))")
   done
   echo "$best"

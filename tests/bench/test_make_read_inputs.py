@@ -79,7 +79,8 @@ def check_dataset(got, want, name):
 def check_granule(py, cpp):
     with h5py.File(os.path.join(cpp, "granule.nc"), "r") as got, h5py.File(os.path.join(py, "granule.nc"), "r") as want:
         for key in ("geotransform", "spatial_ref", "title"):
-            checks.true(np.array_equal(attribute(got.attrs[key]), attribute(want.attrs[key])), f"global attribute {key}")
+            checks.true(np.array_equal(attribute(got.attrs[key]), attribute(want.attrs[key])),
+                        f"global attribute {key}")
         g, w = got["radiance"], want["radiance"]
         check_dataset(g, w, "radiance")
         checks.equal((g.chunks, g.compression, g.compression_opts, g.shuffle, g.fillvalue),
