@@ -3,22 +3,27 @@
 //
 // The raw file is exposed to GDAL as an in-memory VRT of raw bands (no copy); the
 // georeference, no-data, band descriptions and class table are set on the VRT, and the
-// COG driver copies it, tiling and adding overviews as it does. The driver first builds
-// the overviews into a temporary GeoTIFF (ZSTD, at GTiff's default level 9) and then
-// recompresses them into the COG: that temporary is written at ZSTD level 1 instead,
-// which takes about a third off the COG's CPU time and changes no byte of the COG
-// (docs/PERFORMANCE.md, "GeoTIFF against ENVI").
+// COG driver copies it, tiling it as it does. Overviews of a class map (one band with a
+// colour table, which the driver resamples NEAREST) are built here in memory, at the
+// sizes and with the resampling the driver would use, and handed to it as the VRT's
+// overviews (OVERVIEWS=FORCE_USE_EXISTING): the driver then skips its temporary overview
+// GeoTIFF and the COG keeps its bytes (docs/PERFORMANCE.md, "GeoTIFF against ENVI").
+// Other rasters, and overviews past kMemoryOverviewBytes, go through that temporary,
+// written at ZSTD level 1 instead of GTiff's default 9 (same COG bytes, less CPU).
 #include "io/gtiff/cog_module.h"
 
 #include <cpl_conv.h>
 #include <cpl_error.h>
 #include <cpl_string.h>
 #include <gdal.h>
+#include <gdal_frmts.h>
 #include <ogr_srs_api.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -29,22 +34,104 @@ int fail(char* error, int size, const std::string& what) {
   return 1;
 }
 
-bool add_raw_bands(GDALDatasetH vrt, const HbCogRequest& r, GDALDataType type) {
-  const long long sample = GDALGetDataTypeSizeBytes(type);
-  const long long pixel = sample * r.bands;
-  const long long line = pixel * r.samples;
-  for (long long b = 0; b < r.bands; ++b) {
+// Overviews built here, in memory: one buffer and one MEM dataset over it per level.
+struct MemoryOverviews {
+  std::vector<std::pair<int, int>> sizes;  // samples x lines of each level
+  std::vector<std::vector<unsigned char>> pixels;
+  std::vector<GDALDatasetH> levels;
+  MemoryOverviews() = default;
+  MemoryOverviews(const MemoryOverviews&) = delete;
+  MemoryOverviews& operator=(const MemoryOverviews&) = delete;
+  ~MemoryOverviews() {
+    for (GDALDatasetH level : levels) GDALClose(level);
+  }
+};
+
+// Past this many bytes of overviews the driver's temporary file holds them instead.
+constexpr long long kMemoryOverviewBytes = 256LL << 20;
+// The COG driver's default block size, also its threshold for overviews.
+constexpr int kCogBlock = 512;
+
+// The levels the COG driver makes: halved (rounded down) until one block holds the level.
+std::vector<std::pair<int, int>> cog_overview_sizes(int samples, int lines) {
+  std::vector<std::pair<int, int>> sizes;
+  while (samples > kCogBlock || lines > kCogBlock) {
+    samples = samples / 2 > 0 ? samples / 2 : 1;
+    lines = lines / 2 > 0 ? lines / 2 : 1;
+    sizes.emplace_back(samples, lines);
+  }
+  return sizes;
+}
+
+// Whether the overviews are built here: a class map (the driver resamples a band with a
+// colour table NEAREST) whose overviews fit the memory budget.
+bool overviews_in_memory(const HbCogRequest& r, GDALDataType type, const std::vector<std::pair<int, int>>& sizes) {
+  if (r.bands != 1 || r.classes <= 0 || r.class_rgb == nullptr || sizes.empty()) return false;
+  long long bytes = 0;
+  for (const auto& [x, y] : sizes) bytes += static_cast<long long>(x) * y * GDALGetDataTypeSizeBytes(type);
+  return bytes <= kMemoryOverviewBytes;
+}
+
+std::string mem_name(const void* data, int samples, int lines, GDALDataType type) {
+  return CPLSPrintf("MEM:::DATAPOINTER=%p,PIXELS=%d,LINES=%d,BANDS=1,DATATYPE=%s", data, samples, lines,
+                    GDALGetDataTypeName(type));
+}
+
+bool allocate_levels(MemoryOverviews& overviews, GDALDataType type) {
+  GDALDriverH mem = GDALGetDriverByName("MEM");
+  for (const auto& [x, y] : overviews.sizes) {
+    auto& pixels = overviews.pixels.emplace_back(static_cast<std::size_t>(x) * y * GDALGetDataTypeSizeBytes(type));
+    GDALDatasetH level = GDALCreate(mem, "", x, y, 0, type, nullptr);
+    if (level == nullptr) return false;
+    overviews.levels.push_back(level);
     CPLStringList options;
-    options.SetNameValue("subClass", "VRTRawRasterBand");
-    options.SetNameValue("SourceFilename", r.raw_path);
-    options.SetNameValue("relativeToVRT", "0");
-    options.SetNameValue("ImageOffset", std::to_string(b * sample).c_str());
-    options.SetNameValue("PixelOffset", std::to_string(pixel).c_str());
-    options.SetNameValue("LineOffset", std::to_string(line).c_str());
-    options.SetNameValue("ByteOrder", CPL_IS_LSB ? "LSB" : "MSB");
-    if (GDALAddBand(vrt, type, options.List()) != CE_None) return false;
+    options.SetNameValue("DATAPOINTER", CPLSPrintf("%p", static_cast<void*>(pixels.data())));
+    if (GDALAddBand(level, type, options.List()) != CE_None) return false;
   }
   return true;
+}
+
+// NEAREST, each level from the one above it (the first from the full raster): how the
+// driver computes its temporary overviews, so the COG's overviews keep their pixels.
+bool compute_levels(MemoryOverviews& overviews, GDALDatasetH vrt) {
+  GDALRasterBandH above = GDALGetRasterBand(vrt, 1);
+  for (GDALDatasetH level : overviews.levels) {
+    GDALRasterBandH band = GDALGetRasterBand(level, 1);
+    if (GDALRegenerateOverviews(above, 1, &band, "NEAREST", nullptr, nullptr) != CE_None) return false;
+    above = band;
+  }
+  return true;
+}
+
+std::string xml_text(const std::string& text) {
+  char* escaped = CPLEscapeString(text.c_str(), -1, CPLES_XML);
+  std::string result(escaped);
+  CPLFree(escaped);
+  return result;
+}
+
+// The staging VRT: one raw band per band of the BIP file; the in-memory overviews of a
+// single band listed as its overviews.
+std::string vrt_xml(const HbCogRequest& r, GDALDataType type, const MemoryOverviews& overviews) {
+  const long long sample = GDALGetDataTypeSizeBytes(type);
+  std::string xml = CPLSPrintf("<VRTDataset rasterXSize=\"%lld\" rasterYSize=\"%lld\">", static_cast<long long>(r.samples),
+                               static_cast<long long>(r.lines));
+  for (long long b = 0; b < r.bands; ++b) {
+    xml += CPLSPrintf("<VRTRasterBand dataType=\"%s\" band=\"%lld\" subClass=\"VRTRawRasterBand\">",
+                      GDALGetDataTypeName(type), b + 1);
+    xml += "<SourceFilename relativeToVRT=\"0\">" + xml_text(r.raw_path) + "</SourceFilename>";
+    xml += CPLSPrintf("<ImageOffset>%lld</ImageOffset><PixelOffset>%lld</PixelOffset><LineOffset>%lld</LineOffset>",
+                      b * sample, sample * r.bands, sample * r.bands * r.samples);
+    xml += CPLSPrintf("<ByteOrder>%s</ByteOrder>", CPL_IS_LSB ? "LSB" : "MSB");
+    for (std::size_t level = 0; level < overviews.sizes.size(); ++level) {
+      const auto& [x, y] = overviews.sizes[level];
+      xml += "<Overview><SourceFilename relativeToVRT=\"0\">" +
+             xml_text(mem_name(overviews.pixels[level].data(), x, y, type)) +
+             "</SourceFilename><SourceBand>1</SourceBand></Overview>";
+    }
+    xml += "</VRTRasterBand>";
+  }
+  return xml + "</VRTDataset>";
 }
 
 bool set_georeference(GDALDatasetH vrt, const HbCogRequest& r) {
@@ -114,35 +201,56 @@ class ThreadConfig {
   bool set_ = false;
 };
 
-}  // namespace
+// The drivers a write needs, without scanning for GDAL's plugins as GDALAllRegister does.
+void register_write_drivers() {
+  GDALRegister_VRT();
+  GDALRegister_MEM();
+  GDALRegister_GTiff();
+  GDALRegister_COG();
+}
 
-extern "C" int hb_cog_abi(void) { return HB_COG_ABI_VERSION; }
-
-extern "C" int hb_cog_write(const HbCogRequest* request, char* error, int error_size) {
-  const HbCogRequest& r = *request;
-  GDALAllRegister();
-  CPLErrorReset();
-  const GDALDataType type = GDALGetDataTypeByName(r.gdal_type);
-  if (type == GDT_Unknown) return fail(error, error_size, std::string("no GDAL type ") + r.gdal_type);
-  GDALDriverH vrt_driver = GDALGetDriverByName("VRT");
-  GDALDriverH cog_driver = GDALGetDriverByName("COG");
-  if (vrt_driver == nullptr || cog_driver == nullptr) return fail(error, error_size, "GDAL lacks the VRT or COG driver");
-  GDALDatasetH vrt = GDALCreate(vrt_driver, "", static_cast<int>(r.samples), static_cast<int>(r.lines), 0, type, nullptr);
-  if (vrt == nullptr) return fail(error, error_size, "cannot create the staging VRT");
-  bool ok = add_raw_bands(vrt, r, type);
-  if (ok) ok = set_georeference(vrt, r);
-  if (ok) ok = set_bands(vrt, r);
-  if (ok) ok = set_classes(vrt, r);
-  if (!ok) {
-    GDALClose(vrt);
-    return fail(error, error_size, "cannot describe the raster to GDAL");
-  }
+CPLStringList cog_options(const HbCogRequest& r, bool overviews_given) {
   CPLStringList options;
   options.SetNameValue("COMPRESS", "DEFLATE");
   options.SetNameValue("LEVEL", "1");
   options.SetNameValue("PREDICTOR", "NO");
   options.SetNameValue("BIGTIFF", "IF_SAFER");
   options.SetNameValue("NUM_THREADS", r.threads > 0 ? std::to_string(r.threads).c_str() : "ALL_CPUS");
+  if (overviews_given) options.SetNameValue("OVERVIEWS", "FORCE_USE_EXISTING");
+  return options;
+}
+
+}  // namespace
+
+extern "C" int hb_cog_abi(void) { return HB_COG_ABI_VERSION; }
+
+extern "C" int hb_cog_write(const HbCogRequest* request, char* error, int error_size) {
+  const HbCogRequest& r = *request;
+  register_write_drivers();
+  CPLErrorReset();
+  const GDALDataType type = GDALGetDataTypeByName(r.gdal_type);
+  if (type == GDT_Unknown) return fail(error, error_size, std::string("no GDAL type ") + r.gdal_type);
+  GDALDriverH cog_driver = GDALGetDriverByName("COG");
+  if (cog_driver == nullptr || GDALGetDriverByName("VRT") == nullptr || GDALGetDriverByName("MEM") == nullptr)
+    return fail(error, error_size, "GDAL lacks the VRT, MEM or COG driver");
+  MemoryOverviews overviews;
+  const auto sizes = cog_overview_sizes(static_cast<int>(r.samples), static_cast<int>(r.lines));
+  if (overviews_in_memory(r, type, sizes)) {
+    overviews.sizes = sizes;
+    if (!allocate_levels(overviews, type)) return fail(error, error_size, "cannot allocate the overviews");
+  }
+  GDALDatasetH vrt = GDALOpen(vrt_xml(r, type, overviews).c_str(), GA_ReadOnly);
+  if (vrt == nullptr) return fail(error, error_size, "cannot create the staging VRT");
+  bool ok = set_georeference(vrt, r) && set_bands(vrt, r) && set_classes(vrt, r);
+  if (!ok) {
+    GDALClose(vrt);
+    return fail(error, error_size, "cannot describe the raster to GDAL");
+  }
+  if (!overviews.levels.empty() && !compute_levels(overviews, vrt)) {
+    GDALClose(vrt);
+    return fail(error, error_size, "cannot compute the overviews");
+  }
+  const CPLStringList options = cog_options(r, !overviews.levels.empty());
   const ThreadConfig fast_overview_staging("ZSTD_LEVEL_OVERVIEW", "1");
   GDALDatasetH cog = GDALCreateCopy(cog_driver, r.output_path, vrt, FALSE, options.List(), nullptr, nullptr);
   GDALClose(vrt);
