@@ -1,15 +1,11 @@
 // The GDAL module: turns a staged raw raster into a Cloud-Optimized GeoTIFF through
-// GDAL's COG driver. Only this file links GDAL (io/gtiff/cog_module.h says why).
+// GDAL's COG driver. Only the module links GDAL (io/gtiff/cog_module.h says why).
 //
-// The raw file is exposed to GDAL as an in-memory VRT of raw bands (no copy); the
-// georeference, no-data, band descriptions and class table are set on the VRT, and the
-// COG driver copies it, tiling it as it does. Overviews of a class map (one band with a
-// colour table, which the driver resamples NEAREST) are built here in memory, at the
-// sizes and with the resampling the driver would use, and handed to it as the VRT's
-// overviews (OVERVIEWS=FORCE_USE_EXISTING): the driver then skips its temporary overview
-// GeoTIFF and the COG keeps its bytes (docs/PERFORMANCE.md, "GeoTIFF against ENVI").
-// Other rasters, and overviews past kMemoryOverviewBytes, go through that temporary,
-// written at ZSTD level 1 instead of GTiff's default 9 (same COG bytes, less CPU).
+// The staged file is exposed to GDAL as an in-memory VRT (io/gtiff/cog_source.hpp: no
+// copy, a class map's overviews ready-made); the georeference, no-data, band
+// descriptions and class table are set on the VRT, and the COG driver copies it, tiling
+// it as it does. Overviews the driver builds itself go through its temporary GeoTIFF,
+// which is written at ZSTD level 1 instead of GTiff's default 9 (same COG bytes, less CPU).
 #include "io/gtiff/cog_module.h"
 
 #include <cpl_conv.h>
@@ -22,8 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "io/gtiff/cog_source.hpp"
 
 namespace {
 
@@ -32,106 +28,6 @@ int fail(char* error, int size, const std::string& what) {
   std::snprintf(error, static_cast<std::size_t>(size), "%s%s%s", what.c_str(), gdal && *gdal ? ": " : "",
                 gdal ? gdal : "");
   return 1;
-}
-
-// Overviews built here, in memory: one buffer and one MEM dataset over it per level.
-struct MemoryOverviews {
-  std::vector<std::pair<int, int>> sizes;  // samples x lines of each level
-  std::vector<std::vector<unsigned char>> pixels;
-  std::vector<GDALDatasetH> levels;
-  MemoryOverviews() = default;
-  MemoryOverviews(const MemoryOverviews&) = delete;
-  MemoryOverviews& operator=(const MemoryOverviews&) = delete;
-  ~MemoryOverviews() {
-    for (GDALDatasetH level : levels) GDALClose(level);
-  }
-};
-
-// Past this many bytes of overviews the driver's temporary file holds them instead.
-constexpr long long kMemoryOverviewBytes = 256LL << 20;
-// The COG driver's default block size, also its threshold for overviews.
-constexpr int kCogBlock = 512;
-
-// The levels the COG driver makes: halved (rounded down) until one block holds the level.
-std::vector<std::pair<int, int>> cog_overview_sizes(int samples, int lines) {
-  std::vector<std::pair<int, int>> sizes;
-  while (samples > kCogBlock || lines > kCogBlock) {
-    samples = samples / 2 > 0 ? samples / 2 : 1;
-    lines = lines / 2 > 0 ? lines / 2 : 1;
-    sizes.emplace_back(samples, lines);
-  }
-  return sizes;
-}
-
-// Whether the overviews are built here: a class map (the driver resamples a band with a
-// colour table NEAREST) whose overviews fit the memory budget.
-bool overviews_in_memory(const HbCogRequest& r, GDALDataType type, const std::vector<std::pair<int, int>>& sizes) {
-  if (r.bands != 1 || r.classes <= 0 || r.class_rgb == nullptr || sizes.empty()) return false;
-  long long bytes = 0;
-  for (const auto& [x, y] : sizes) bytes += static_cast<long long>(x) * y * GDALGetDataTypeSizeBytes(type);
-  return bytes <= kMemoryOverviewBytes;
-}
-
-std::string mem_name(const void* data, int samples, int lines, GDALDataType type) {
-  return CPLSPrintf("MEM:::DATAPOINTER=%p,PIXELS=%d,LINES=%d,BANDS=1,DATATYPE=%s", data, samples, lines,
-                    GDALGetDataTypeName(type));
-}
-
-bool allocate_levels(MemoryOverviews& overviews, GDALDataType type) {
-  GDALDriverH mem = GDALGetDriverByName("MEM");
-  for (const auto& [x, y] : overviews.sizes) {
-    auto& pixels = overviews.pixels.emplace_back(static_cast<std::size_t>(x) * y * GDALGetDataTypeSizeBytes(type));
-    GDALDatasetH level = GDALCreate(mem, "", x, y, 0, type, nullptr);
-    if (level == nullptr) return false;
-    overviews.levels.push_back(level);
-    CPLStringList options;
-    options.SetNameValue("DATAPOINTER", CPLSPrintf("%p", static_cast<void*>(pixels.data())));
-    if (GDALAddBand(level, type, options.List()) != CE_None) return false;
-  }
-  return true;
-}
-
-// NEAREST, each level from the one above it (the first from the full raster): how the
-// driver computes its temporary overviews, so the COG's overviews keep their pixels.
-bool compute_levels(MemoryOverviews& overviews, GDALDatasetH vrt) {
-  GDALRasterBandH above = GDALGetRasterBand(vrt, 1);
-  for (GDALDatasetH level : overviews.levels) {
-    GDALRasterBandH band = GDALGetRasterBand(level, 1);
-    if (GDALRegenerateOverviews(above, 1, &band, "NEAREST", nullptr, nullptr) != CE_None) return false;
-    above = band;
-  }
-  return true;
-}
-
-std::string xml_text(const std::string& text) {
-  char* escaped = CPLEscapeString(text.c_str(), -1, CPLES_XML);
-  std::string result(escaped);
-  CPLFree(escaped);
-  return result;
-}
-
-// The staging VRT: one raw band per band of the BIP file; the in-memory overviews of a
-// single band listed as its overviews.
-std::string vrt_xml(const HbCogRequest& r, GDALDataType type, const MemoryOverviews& overviews) {
-  const long long sample = GDALGetDataTypeSizeBytes(type);
-  std::string xml = CPLSPrintf("<VRTDataset rasterXSize=\"%lld\" rasterYSize=\"%lld\">", static_cast<long long>(r.samples),
-                               static_cast<long long>(r.lines));
-  for (long long b = 0; b < r.bands; ++b) {
-    xml += CPLSPrintf("<VRTRasterBand dataType=\"%s\" band=\"%lld\" subClass=\"VRTRawRasterBand\">",
-                      GDALGetDataTypeName(type), b + 1);
-    xml += "<SourceFilename relativeToVRT=\"0\">" + xml_text(r.raw_path) + "</SourceFilename>";
-    xml += CPLSPrintf("<ImageOffset>%lld</ImageOffset><PixelOffset>%lld</PixelOffset><LineOffset>%lld</LineOffset>",
-                      b * sample, sample * r.bands, sample * r.bands * r.samples);
-    xml += CPLSPrintf("<ByteOrder>%s</ByteOrder>", CPL_IS_LSB ? "LSB" : "MSB");
-    for (std::size_t level = 0; level < overviews.sizes.size(); ++level) {
-      const auto& [x, y] = overviews.sizes[level];
-      xml += "<Overview><SourceFilename relativeToVRT=\"0\">" +
-             xml_text(mem_name(overviews.pixels[level].data(), x, y, type)) +
-             "</SourceFilename><SourceBand>1</SourceBand></Overview>";
-    }
-    xml += "</VRTRasterBand>";
-  }
-  return xml + "</VRTDataset>";
 }
 
 bool set_georeference(GDALDatasetH vrt, const HbCogRequest& r) {
@@ -233,27 +129,15 @@ extern "C" int hb_cog_write(const HbCogRequest* request, char* error, int error_
   GDALDriverH cog_driver = GDALGetDriverByName("COG");
   if (cog_driver == nullptr || GDALGetDriverByName("VRT") == nullptr || GDALGetDriverByName("MEM") == nullptr)
     return fail(error, error_size, "GDAL lacks the VRT, MEM or COG driver");
-  MemoryOverviews overviews;
-  const auto sizes = cog_overview_sizes(static_cast<int>(r.samples), static_cast<int>(r.lines));
-  if (overviews_in_memory(r, type, sizes)) {
-    overviews.sizes = sizes;
-    if (!allocate_levels(overviews, type)) return fail(error, error_size, "cannot allocate the overviews");
-  }
-  GDALDatasetH vrt = GDALOpen(vrt_xml(r, type, overviews).c_str(), GA_ReadOnly);
-  if (vrt == nullptr) return fail(error, error_size, "cannot create the staging VRT");
-  bool ok = set_georeference(vrt, r) && set_bands(vrt, r) && set_classes(vrt, r);
-  if (!ok) {
-    GDALClose(vrt);
+  std::string why;
+  const auto source = hb::io::gtiff::CogSource::open(r, type, why);
+  if (source == nullptr) return fail(error, error_size, why);
+  GDALDatasetH vrt = source->dataset();
+  if (!set_georeference(vrt, r) || !set_bands(vrt, r) || !set_classes(vrt, r))
     return fail(error, error_size, "cannot describe the raster to GDAL");
-  }
-  if (!overviews.levels.empty() && !compute_levels(overviews, vrt)) {
-    GDALClose(vrt);
-    return fail(error, error_size, "cannot compute the overviews");
-  }
-  const CPLStringList options = cog_options(r, !overviews.levels.empty());
+  const CPLStringList options = cog_options(r, source->has_overviews());
   const ThreadConfig fast_overview_staging("ZSTD_LEVEL_OVERVIEW", "1");
   GDALDatasetH cog = GDALCreateCopy(cog_driver, r.output_path, vrt, FALSE, options.List(), nullptr, nullptr);
-  GDALClose(vrt);
   if (cog == nullptr) return fail(error, error_size, "the COG driver failed");
   GDALClose(cog);
   if (CPLGetLastErrorType() >= CE_Failure) return fail(error, error_size, "the COG driver failed");
