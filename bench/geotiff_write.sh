@@ -36,13 +36,16 @@ open(base + ".hdr", "w").write(f"ENVI\nsamples = {samples}\nlines = {lines}\nban
   "map info = {UTM, 1, 1, 500000, 4200000, 5, 5, 11, North, WGS-84, units=Meters}\n")
 PY
 
-# One write with hyperbatch HB: prints "wall cpu" seconds.
+# One write with hyperbatch HB: prints "wall cpu" seconds (wall to the millisecond from
+# the shell's clock, CPU from time(1)).
 write_once() {  # HB OUT
-  local bin=$1 out=$2
+  local bin=$1 out=$2 start end
   rm -f "$work/$out" "$work/$out.aux.xml"; [[ $out == *.hdr ]] && rm -f "$work/${out%.hdr}.img"; sync
-  /usr/bin/time -f "%e %U %S" -o "$work/time" \
+  start=$EPOCHREALTIME
+  /usr/bin/time -f "%U %S" -o "$work/time" \
     "$bin" -q ortho "$work/classes.hdr" --glt "$work/identity_glt.hdr" -o "$work/$out" >/dev/null || exit 1
-  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$work/time"
+  end=$EPOCHREALTIME
+  awk -v wall="$("$py" -c "print($end - $start)")" '{printf "%.3f %.3f\n", wall, $1 + $2}' "$work/time"
 }
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 baseline=${BASELINE:-}
