@@ -5,12 +5,13 @@
 # Classification with a colour table (a KNN class map of a synthetic scene of that
 # shape). `hyperbatch ortho` with an identity GLT (the grid is the scene) writes it, so
 # both runs read and gather the same and differ only in the output format. Each format
-# REPS times, alternating; medians of wall and CPU (user + system) seconds. A third run,
-# ZSTD_LEVEL_OVERVIEW=9, is the COG write as GDAL's defaults make it (the writer sets
-# level 1 for the driver's temporary overview file); its COG must be the same bytes.
-# Then the COG encoder alone (gdal_translate of the ENVI map with the writer's options)
-# and what each part of it costs: the overviews, their temporary file, the compression.
-# Usage: bench/geotiff_write.sh [HYPERBATCH] [WORK_DIR] [REPS]
+# REPS times, alternating; medians of wall and CPU (user + system) seconds. With
+# BASELINE=OTHER_HYPERBATCH (its libhb_gdal.so beside it), that build's COG write joins
+# the loop, and its COG must be the same bytes.
+# Then the COG encoder alone (gdal_translate of the ENVI map, GDAL building the
+# overviews through its temporary file) and what the levers left would save: no
+# overviews, ZSTD instead of DEFLATE, 8-bit samples instead of 16.
+# Usage: [BASELINE=...] bench/geotiff_write.sh [HYPERBATCH] [WORK_DIR] [REPS]
 set -uo pipefail
 hb=${1:-build/ci/src/hyperbatch}
 work=${2:-/tmp/hb-geotiff-bench}; mkdir -p "$work"
@@ -35,36 +36,42 @@ open(base + ".hdr", "w").write(f"ENVI\nsamples = {samples}\nlines = {lines}\nban
   "map info = {UTM, 1, 1, 500000, 4200000, 5, 5, 11, North, WGS-84, units=Meters}\n")
 PY
 
-# One write: prints "wall cpu" seconds.
-write_once() {  # OUT [ENV=VALUE...]
-  local out=$1; shift
+# One write with hyperbatch HB: prints "wall cpu" seconds (wall to the millisecond from
+# the shell's clock, CPU from time(1)).
+write_once() {  # HB OUT
+  local bin=$1 out=$2 start end
   rm -f "$work/$out" "$work/$out.aux.xml"; [[ $out == *.hdr ]] && rm -f "$work/${out%.hdr}.img"; sync
-  env "$@" /usr/bin/time -f "%e %U %S" -o "$work/time" \
-    "$hb" -q ortho "$work/classes.hdr" --glt "$work/identity_glt.hdr" -o "$work/$out" >/dev/null || exit 1
-  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$work/time"
+  start=$EPOCHREALTIME
+  /usr/bin/time -f "%U %S" -o "$work/time" \
+    "$bin" -q ortho "$work/classes.hdr" --glt "$work/identity_glt.hdr" -o "$work/$out" >/dev/null || exit 1
+  end=$EPOCHREALTIME
+  awk -v wall="$("$py" -c "print($end - $start)")" '{printf "%.3f %.3f\n", wall, $1 + $2}' "$work/time"
 }
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+baseline=${BASELINE:-}
 
-: > "$work/envi.txt"; : > "$work/cog.txt"; : > "$work/cog_default.txt"
+: > "$work/envi.txt"; : > "$work/cog.txt"; : > "$work/baseline.txt"
 for ((r = 0; r < reps; r++)); do
-  write_once map.hdr >> "$work/envi.txt"
-  write_once map.tif >> "$work/cog.txt"
-  cp "$work/map.tif" "$work/map_level1.tif"
-  write_once map.tif ZSTD_LEVEL_OVERVIEW=9 >> "$work/cog_default.txt"
+  write_once "$hb" map.hdr >> "$work/envi.txt"
+  write_once "$hb" map.tif >> "$work/cog.txt"
+  [[ -n $baseline ]] && write_once "$baseline" map_baseline.tif >> "$work/baseline.txt"
 done
-cmp -s "$work/map.tif" "$work/map_level1.tif" && same="identical" || same="DIFFERENT"
 
-envi_wall=$(cut -d' ' -f1 "$work/envi.txt" | median); envi_cpu=$(cut -d' ' -f2 "$work/envi.txt" | median)
-cog_wall=$(cut -d' ' -f1 "$work/cog.txt" | median); cog_cpu=$(cut -d' ' -f2 "$work/cog.txt" | median)
-old_wall=$(cut -d' ' -f1 "$work/cog_default.txt" | median); old_cpu=$(cut -d' ' -f2 "$work/cog_default.txt" | median)
-ratio() { "$py" -c "print(f'{$1 / $2:.2f}x')"; }
+row() {  # LABEL FILE
+  local wall cpu; wall=$(cut -d' ' -f1 "$2" | median); cpu=$(cut -d' ' -f2 "$2" | median)
+  printf '%-44s %8s %8s %10s\n' "$1" "$wall" "$cpu" "$("$py" -c "print(f'{$wall / $envi_wall:.2f}x')")"
+}
+envi_wall=$(cut -d' ' -f1 "$work/envi.txt" | median)
 echo "host: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(gdalinfo --version | cut -d, -f1)"
 echo "class map $lines x $samples uint16 ($(stat -c %s "$work/map.img") bytes as ENVI, $(stat -c %s "$work/map.tif") as COG), $reps runs each, medians"
 printf '%-44s %8s %8s %10s\n' "write" "wall s" "cpu s" "wall/ENVI"
-printf '%-44s %8s %8s %10s\n' "ENVI (.hdr + .img)" "$envi_wall" "$envi_cpu" "1.00x"
-printf '%-44s %8s %8s %10s\n' "COG (.tif)" "$cog_wall" "$cog_cpu" "$(ratio "$cog_wall" "$envi_wall")"
-printf '%-44s %8s %8s %10s\n' "COG, GDAL's default temporary overviews" "$old_wall" "$old_cpu" "$(ratio "$old_wall" "$envi_wall")"
-echo "COG bytes with and without the faster temporary overviews: $same"
+row "ENVI (.hdr + .img)" "$work/envi.txt"
+row "COG (.tif)" "$work/cog.txt"
+if [[ -n $baseline ]]; then
+  row "COG (.tif), baseline build" "$work/baseline.txt"
+  cmp -s "$work/map.tif" "$work/map_baseline.tif" && same="identical" || same="DIFFERENT"
+  echo "COG bytes of this build and the baseline: $same"
+fi
 
 # The encoder alone: prints "wall cpu bytes" medians of REPS translations.
 encode() {  # [ENV=VALUE...] -- [CREATION OPTIONS...]
@@ -78,10 +85,10 @@ encode() {  # [ENV=VALUE...] -- [CREATION OPTIONS...]
   done
   echo "$(cut -d' ' -f1 "$work/enc.txt" | median) $(cut -d' ' -f2 "$work/enc.txt" | median) $(stat -c %s "$work/enc.tif")"
 }
-write_once map.hdr > /dev/null
+write_once "$hb" map.hdr > /dev/null
 deflate=(-co COMPRESS=DEFLATE -co LEVEL=1 -co PREDICTOR=NO)
 printf '\n%-52s %8s %8s %10s\n' "gdal_translate -of COG of the ENVI map" "wall s" "cpu s" "bytes"
-printf '%-52s %8s %8s %10s\n' "as the writer does (DEFLATE 1, overviews' temp ZSTD 1)" $(encode ZSTD_LEVEL_OVERVIEW=1 -- "${deflate[@]}")
-printf '%-52s %8s %8s %10s\n' "overviews' temporary at GDAL's default (ZSTD 9)" $(encode ZSTD_LEVEL_OVERVIEW=9 -- "${deflate[@]}")
+printf '%-52s %8s %8s %10s\n' "DEFLATE 1, the driver's temporary overviews (ZSTD 1)" $(encode ZSTD_LEVEL_OVERVIEW=1 -- "${deflate[@]}")
 printf '%-52s %8s %8s %10s\n' "no overviews" $(encode ZSTD_LEVEL_OVERVIEW=1 -- "${deflate[@]}" -co OVERVIEWS=NONE)
 printf '%-52s %8s %8s %10s\n' "ZSTD 1 instead of DEFLATE 1" $(encode ZSTD_LEVEL_OVERVIEW=1 -- -co COMPRESS=ZSTD -co LEVEL=1)
+printf '%-52s %8s %8s %10s\n' "8-bit samples (-ot Byte) instead of 16" $(encode ZSTD_LEVEL_OVERVIEW=1 -- "${deflate[@]}" -ot Byte)

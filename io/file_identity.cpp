@@ -6,6 +6,7 @@
 
 #include "io/cube.hpp"
 #include "io/envi_header.hpp"
+#include "io/gtiff/gdal_module.hpp"
 
 namespace hb::io {
 namespace {
@@ -61,7 +62,10 @@ void FilePlan::read_file(const std::string& option, const std::string& path) {
 
 void FilePlan::write_cube(const std::string& option, const std::string& path) {
   if (path.empty()) return;
-  if (format_from_path(path) == CubeFormat::gtiff) write_file(option, path + ".aux.xml");  // GDAL's sidecar
+  if (format_from_path(path) == CubeFormat::gtiff) {
+    gtiff::load_in_background();  // ready by the time the output is created
+    write_file(option, path + ".aux.xml");  // GDAL's sidecar
+  }
   if (format_from_path(path) != CubeFormat::envi) return write_file(option, path);
   const auto pair = envi_output_paths(path);
   writes_.push_back({option, path, pair.header});

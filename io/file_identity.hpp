@@ -20,7 +20,8 @@ class FilePlan {
   void read_cube(const std::string& option, const std::string& path);
   // An input that is exactly one file (an HDF5 training or statistics file).
   void read_file(const std::string& option, const std::string& path);
-  // A cube written through create_cube: ENVI NAME.hdr and its data file, or one HDF5 file.
+  // A cube written through create_cube: ENVI NAME.hdr and its data file, or one HDF5 file,
+  // or a GeoTIFF and GDAL's NAME.aux.xml (whose GDAL module starts loading here).
   void write_cube(const std::string& option, const std::string& path);
   // An output that is exactly one file (JSON, Markdown, HDF5 written directly).
   void write_file(const std::string& option, const std::string& path);

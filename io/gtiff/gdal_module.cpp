@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <mutex>
+#include <system_error>
 #include <vector>
 
 namespace hb::io::gtiff {
@@ -59,12 +61,31 @@ Loaded load() {
   return loaded;
 }
 
+// The load, started once. Its future joins the loading thread at exit at the latest.
+std::shared_future<Loaded>& loading() {
+  static std::shared_future<Loaded> future;
+  return future;
+}
+
+void start_once() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    try {
+      loading() = std::async(std::launch::async, load).share();
+    } catch (const std::system_error&) {  // no thread to be had: load when first needed
+      loading() = std::async(std::launch::deferred, load).share();
+    }
+  });
+}
+
 const Loaded& loaded_module() {
-  static const Loaded loaded = load();
-  return loaded;
+  start_once();
+  return loading().get();
 }
 
 }  // namespace
+
+void load_in_background() { start_once(); }
 
 Result<CogModule> cog_writer() {
   const Loaded& loaded = loaded_module();

@@ -15,6 +15,11 @@ struct CogModule {
   HbGdalDescribeFn describe = nullptr;
 };
 
+// Starts loading the module on a thread of its own and returns: loading GDAL and the
+// libraries it brings costs about 40 ms, which then overlaps the command's reading and
+// computing instead of delaying its output. cog_writer() waits for that load.
+void load_in_background();
+
 // The module's hb_cog_write, or an io error naming the module and why it did not load.
 // Looked for in $HB_GDAL_MODULE, beside the executable, then where the build put it.
 Result<CogModule> cog_writer();
