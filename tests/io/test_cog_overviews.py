@@ -15,7 +15,7 @@ import hbtest
 from ortho_support import gdalinfo, srs_wkt, write_envi
 
 LINES, SAMPLES = 1300, 700  # past the driver's 512-pixel threshold in both directions
-COG_OPTIONS = ["-co", "COMPRESS=DEFLATE", "-co", "LEVEL=1", "-co", "PREDICTOR=NO"]
+COG_OPTIONS = ["-co", "COMPRESS=ZSTD", "-co", "LEVEL=1", "-co", "PREDICTOR=NO"]
 
 
 def overview_pixels(path, level, work):
