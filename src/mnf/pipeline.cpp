@@ -356,8 +356,8 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
     input_wait += wait.seconds();
     const Stopwatch work;
     const RowRange core = have ? tiles[static_cast<std::size_t>(i)] : RowRange{};
-    if (local.ok() && have)
-      local = per_tile(tile, core, write_behind.next_buffer(static_cast<std::size_t>(core.rows() * shape.samples * outputs)));
+    const auto values = static_cast<std::size_t>(core.rows() * shape.samples * outputs);
+    if (local.ok() && have) local = per_tile(tile, core, write_behind.next_buffer(values));
     compute += work.seconds();
     if (in_step) HB_TRY(mpi::agree(local, comm));
     if (!local.ok()) break;
