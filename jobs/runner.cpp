@@ -8,11 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <future>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "io/band_match.hpp"
 #include "io/delivery_archive.hpp"
@@ -25,6 +22,7 @@
 #include "jobs/manifest.hpp"
 #include "jobs/metrics.hpp"
 #include "jobs/progress.hpp"
+#include "jobs/rank_run.hpp"
 #include "jobs/report.hpp"
 #include "jobs/run_lock.hpp"
 #include "jobs/schedule.hpp"
@@ -35,10 +33,6 @@
 namespace hb::jobs {
 namespace fs = std::filesystem;
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string new_run_id() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -51,20 +45,6 @@ std::string new_run_id() {
 
 std::int64_t planned_bytes(const SceneSpec& s) {
   return s.generate ? generated_scene_bytes(*s.generate) : scene_bytes(s.path);
-}
-
-// The scene's identity for checksums: its file(s), or how it is generated.
-std::string scene_fingerprint(const SceneSpec& s) {
-  Fingerprint f;
-  if (s.generate) {
-    const auto& o = s.generate->options;
-    f.add("generate").add(o.lines).add(o.samples).add(o.bands).add(o.classes)
-        .add(static_cast<std::int64_t>(o.seed)).add(std::to_string(o.fill_border));
-  } else {
-    f.add_file(s.path);
-    if (fs::path(s.path).extension() == ".hdr") f.add_file(fs::path(s.path).replace_extension(".img").string());
-  }
-  return f.hex();
 }
 
 struct Assignment {
@@ -109,190 +89,6 @@ void drop_file_log() {
   auto& sinks = spdlog::default_logger()->sinks();
   if (sinks.size() > 1) sinks.pop_back();
 }
-
-// Temporaries (.NAME.tmp.PID, io/atomic_file) left by a killed run: the step that
-// made them is redone, so they are only clutter. `scene` limits the clean-up to one
-// scene's files in a folder that several ranks share.
-void remove_temporaries(const fs::path& dir, const std::string& scene = {}) {
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    const std::string name = f.path().filename().string();
-    // In a scene's own folder every hidden file is a step's scratch (.knn-report too).
-    const bool temporary = name.size() > 1 && name[0] == '.' && (scene.empty() || name.find(".tmp.") != std::string::npos);
-    const bool ours = scene.empty() || name.rfind("." + scene + ".", 0) == 0 || name.rfind("." + scene + "_", 0) == 0;
-    if (temporary && ours) fs::remove(f.path(), ec);
-  }
-}
-
-// One rank's walk through its scenes.
-class RankRun {
- public:
-  using Checksum = std::function<std::string()>;  // a step's checksum, asked once it has run
-
-  RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress)
-      : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
-
-  // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
-  // `together`: the ranks that share the scene (every rank, in step); null = this rank.
-  bool run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
-                 const mpi::Comm* together = nullptr) {
-    if (failed_.count(listed.name) != 0) return false;
-    // A delivery archive is unpacked into scratch for these steps and removed after them.
-    auto unpacked = unpack_scene(listed, job_.output, mpi::Comm::world().rank());
-    Status unpacking = unpacked ? Status{} : Status{unpacked.error()};
-    if (together != nullptr) unpacking = mpi::agree(unpacking, *together);
-    if (!unpacking) {
-      if (together == nullptr || together->is_root()) mark_failed(listed.name, "unpack", unpacking.error().line());
-      failed_.insert(listed.name);
-      return false;
-    }
-    const SceneSpec& scene = *unpacked ? (*unpacked)->scene() : listed;
-    SceneContext c{job_, scene, job_.output, (fs::path(job_.output) / "scenes" / scene.name).string(), campaign_stats, {}};
-    c.progress = [&](double) { progress_.tick(); };
-    c.ranks = together;
-    if (together == nullptr || together->is_root()) {
-      std::error_code ec;
-      fs::create_directories(c.scene_dir, ec);
-      remove_temporaries(c.scene_dir);
-      if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
-    }
-    if (together != nullptr) together->barrier();  // the folder is ready before any rank writes
-    const auto& steps = scene_steps();
-    // With no step of the scene on record, no skip depends on its checksums: they are
-    // made after each step, when recorded, and the input's hash runs beside the steps.
-    const bool on_record = has_record(scene.name);
-    for (std::size_t i = first; i < last; ++i) {
-      const Step& step = steps[i];
-      if (!step.wanted(job_, scene)) continue;
-      progress_.publish(scenes_done_, bytes_done_, scene.name + ": " + step.name);
-      std::optional<std::string> checksum;
-      if (on_record) {
-        checksum = next_checksum(c, step);
-        if (manifest_.is_done(scene.name, step.name, *checksum)) {
-          metrics.add({scene.name, step.name, "skipped", 0, 0, 0, 0});
-          continue;
-        }
-      }
-      if (!run_step(c, step, [&] { return checksum ? *checksum : next_checksum(c, step); })) return false;
-    }
-    return true;
-  }
-
-  // A step of a shared scene: distributed steps run on every rank, the others on rank 0
-  // while the rest wait; all ranks agree on the outcome, rank 0 records it.
-  bool run_shared_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
-    const mpi::Comm& ranks = *c.ranks;
-    const bool here = step.distributed || ranks.is_root();
-    const auto start = Clock::now();
-    Result<StepOutcome> outcome = here ? step.run(c) : Result<StepOutcome>(StepOutcome{});
-    const Status agreed = mpi::agree(outcome ? Status{} : Status{outcome.error()}, ranks);
-    if (!agreed) return fail_step(c, step, agreed.error().line(), since(start), ranks.is_root());
-    if (ranks.is_root()) finish_step(c, step, checksum(), *outcome, since(start));
-    return true;
-  }
-
-  // The chain of checksums starts from the scene's fingerprint, whose content hash runs
-  // on a thread while nothing waits for it (see run_steps).
-  void start_scene(const SceneSpec& s) {
-    if (has_record(s.name)) {
-      chain_[s.name] = scene_fingerprint(s);
-      return;
-    }
-    hashing_[s.name] = std::async(std::launch::async, [&s] { return scene_fingerprint(s); });
-  }
-  bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
-  int failed_among(const std::vector<const SceneSpec*>& scenes) const {
-    int n = 0;
-    for (const auto* s : scenes) n += has_failed(s->name) ? 1 : 0;
-    return n;
-  }
-  int unrecorded() const { return unrecorded_; }
-  void mark_failed(const std::string& scene, const std::string& step, const std::string& error) {
-    failed_.insert(scene);
-    record(scene, step, "failed", {}, {}, error, nullptr);
-  }
-  void scene_finished(std::int64_t bytes) {
-    ++scenes_done_;
-    bytes_done_ += bytes;
-    progress_.publish(scenes_done_, bytes_done_, "idle");
-  }
-  void record(const std::string& scene, const std::string& step, const std::string& status, const std::string& checksum,
-              std::vector<std::string> outputs, const std::string& error, const nlohmann::json* summary) {
-    ManifestEntry e{scene, step, status, checksum, std::move(outputs), error, now_ns(), summary ? *summary : nullptr};
-    const Status s = journal_.append(e);
-    if (s.ok()) return;
-    // The next run will not know this step finished: the run must not end as a success.
-    spdlog::error("{}", s.error().line());
-    ++unrecorded_;
-  }
-
-  RankMetrics metrics;
-
- private:
-  bool has_record(const std::string& scene) const {
-    const auto& entries = manifest_.entries();
-    const auto at = entries.lower_bound(scene + "/");
-    return at != entries.end() && at->second.scene == scene;
-  }
-
-  // The step's checksum: the chain so far with the step's name, parameters and extra
-  // inputs folded in; it becomes the chain. Asked once per step, in step order.
-  std::string next_checksum(const SceneContext& c, const Step& step) {
-    const std::string& scene = c.scene.name;
-    if (auto hashing = hashing_.find(scene); hashing != hashing_.end()) {
-      chain_[scene] = hashing->second.get();
-      hashing_.erase(hashing);
-    }
-    Fingerprint f;
-    f.add(step.name).add(step.parameters(job_)).add(chain_[scene]);
-    // Physical units change what the analysis steps read (raw is what earlier runs read).
-    if (job_.units != "raw") f.add("units").add(job_.units);
-    for (const auto& input : step.extra_inputs(c)) f.add_file(input);
-    return chain_[scene] = f.hex();
-  }
-
-  bool run_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
-    spdlog::info("{}: {}", c.scene.name, step.name);
-    if (c.ranks != nullptr) return run_shared_step(c, step, checksum);
-    const auto start = Clock::now();
-    auto outcome = step.run(c);
-    const double seconds = since(start);
-    if (!outcome) return fail_step(c, step, outcome.error().line(), seconds, true);
-    finish_step(c, step, checksum(), *outcome, seconds);
-    return true;
-  }
-
-  bool fail_step(const SceneContext& c, const Step& step, const std::string& line, double seconds, bool record_it) {
-    spdlog::error("{}: {} failed: {}", c.scene.name, step.name, line);
-    metrics.add({c.scene.name, step.name, "failed", seconds, 0, 0, 0});
-    failed_.insert(c.scene.name);
-    if (record_it) record(c.scene.name, step.name, "failed", {}, {}, line, nullptr);
-    return false;
-  }
-
-  void finish_step(const SceneContext& c, const Step& step, const std::string& checksum, const StepOutcome& outcome,
-                   double seconds) {
-    std::int64_t written = 0;
-    std::vector<std::string> relative;
-    for (const auto& path : outcome.outputs) {
-      written += output_bytes(path);
-      relative.push_back(fs::relative(path, job_.output).string());
-    }
-    metrics.add({c.scene.name, step.name, "done", seconds, outcome.bytes_read, written, outcome.pixels});
-    record(c.scene.name, step.name, "done", checksum, relative, {}, &outcome.summary);
-  }
-
-  const JobSpec& job_;
-  const Manifest& manifest_;
-  Journal& journal_;
-  RunProgress& progress_;
-  std::map<std::string, std::string> chain_;  // scene -> checksum of its last step
-  std::map<std::string, std::future<std::string>> hashing_;  // scene -> its fingerprint, on a thread
-  std::set<std::string> failed_;
-  int scenes_done_ = 0;
-  std::int64_t bytes_done_ = 0;
-  int unrecorded_ = 0;  // journal appends that failed
-};
 
 std::size_t step_index(const std::string& name) {
   const auto& steps = scene_steps();

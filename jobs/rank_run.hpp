@@ -1,0 +1,77 @@
+// One rank's walk through its scenes (jobs/runner.cpp deals them): each scene's steps
+// in order, skipping those the manifest holds done with the same checksum, recording
+// each outcome in this rank's journal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/job_file.hpp"
+#include "jobs/manifest.hpp"
+#include "jobs/metrics.hpp"
+#include "jobs/progress.hpp"
+#include "jobs/steps.hpp"
+#include "mpi/comm.hpp"
+
+namespace hb::jobs {
+
+using Clock = std::chrono::steady_clock;
+inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The scene's identity for checksums: its file(s), or how it is generated.
+std::string scene_fingerprint(const SceneSpec& s);
+
+class RankRun {
+ public:
+  using Checksum = std::function<std::string()>;  // a step's checksum, asked once it has run
+
+  RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress)
+      : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
+
+  // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
+  // `together`: the ranks that share the scene (every rank, in step); null = this rank.
+  bool run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
+                 const mpi::Comm* together = nullptr);
+  // The chain of checksums starts from the scene's fingerprint, whose content hash runs
+  // on a thread while nothing waits for it (see run_steps).
+  void start_scene(const SceneSpec& s);
+  bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
+  int failed_among(const std::vector<const SceneSpec*>& scenes) const;
+  int unrecorded() const { return unrecorded_; }
+  void mark_failed(const std::string& scene, const std::string& step, const std::string& error);
+  void scene_finished(std::int64_t bytes);
+  void record(const std::string& scene, const std::string& step, const std::string& status, const std::string& checksum,
+              std::vector<std::string> outputs, const std::string& error, const nlohmann::json* summary);
+
+  RankMetrics metrics;
+
+ private:
+  bool has_record(const std::string& scene) const;
+  std::string next_checksum(const SceneContext& c, const Step& step);
+  bool run_step(const SceneContext& c, const Step& step, const Checksum& checksum);
+  bool run_shared_step(const SceneContext& c, const Step& step, const Checksum& checksum);
+  bool fail_step(const SceneContext& c, const Step& step, const std::string& line, double seconds, bool record_it);
+  void finish_step(const SceneContext& c, const Step& step, const std::string& checksum, const StepOutcome& outcome,
+                   double seconds);
+
+  const JobSpec& job_;
+  const Manifest& manifest_;
+  Journal& journal_;
+  RunProgress& progress_;
+  std::map<std::string, std::string> chain_;  // scene -> checksum of its last step
+  std::map<std::string, std::future<std::string>> hashing_;  // scene -> its fingerprint, on a thread
+  std::set<std::string> failed_;
+  int scenes_done_ = 0;
+  std::int64_t bytes_done_ = 0;
+  int unrecorded_ = 0;  // journal appends that failed
+};
+
+}  // namespace hb::jobs
