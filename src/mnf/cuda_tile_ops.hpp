@@ -85,7 +85,7 @@ class MnfTileOps final : public mnf::TileOps {
                            std::span<float> out);
   Status keep_copy(const io::Tile& tile, const void* on_device);  // cuda_kept_tiles.cu
   Status reserve_matrices(std::int64_t core_pixels, std::int64_t columns);
-  Status add_tile_moments(std::int64_t core_pixels, mnf::Moments& into);
+  Status add_tile_moments(std::int64_t core_pixels, mnf::Moments& into);  // cuda_moment_totals.cu
   Status release_tile();
 
   // Device-side running totals for one host Moments, seeded from it on first use.
