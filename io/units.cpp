@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "io/cube_view.hpp"
+#include "src/base/byte_pool.hpp"
 #include "src/base/parallel_for.hpp"
 #include "src/base/physical_sample.hpp"
 
@@ -72,11 +72,11 @@ class PhysicalCube final : public CubeView {
     // by every core: one core converted about 1 GB/s, a fifth of what the GPU passes
     // take in.
     const std::size_t bytes = samples * bytes_per_sample(stored_.type);
-    Buffer stored = take_buffer(bytes);
+    BytePool::Bytes stored = buffers_.take(bytes);
     const std::span<std::byte> raw(stored.data(), bytes);
     const Status read = inner().read_rows(rows, raw);
     if (!read.ok()) {
-      give_back(std::move(stored));
+      buffers_.give(std::move(stored));
       return read;
     }
     const auto bands = static_cast<std::int64_t>(stored_.shape.bands);
@@ -86,32 +86,11 @@ class PhysicalCube final : public CubeView {
       const auto count = static_cast<std::size_t>((end - begin) * bands);
       convert(raw.data() + first * bytes_per_sample(stored_.type), reinterpret_cast<float*>(out.data()) + first, count);
     });
-    give_back(std::move(stored));
+    buffers_.give(std::move(stored));
     return {};
   }
 
  private:
-  using Buffer = std::vector<std::byte>;
-
-  // Buffers of stored rows, reused: reads come from a new thread a tile (TileReader),
-  // and a fresh buffer paid its page faults every time.
-  Buffer take_buffer(std::size_t bytes) const {
-    Buffer buffer;
-    {
-      const std::lock_guard lock(buffers_mutex_);
-      if (!buffers_.empty()) {
-        buffer = std::move(buffers_.back());
-        buffers_.pop_back();
-      }
-    }
-    if (buffer.size() < bytes) buffer.resize(bytes);
-    return buffer;
-  }
-  void give_back(Buffer buffer) const {
-    const std::lock_guard lock(buffers_mutex_);
-    buffers_.push_back(std::move(buffer));
-  }
-
   void convert(const std::byte* raw, float* out, std::size_t samples) const {
     switch (stored_.type) {
       case DataType::u8: return convert_typed<std::uint8_t>(raw, out, samples);
@@ -153,8 +132,9 @@ class PhysicalCube final : public CubeView {
   CubeInfo stored_;
   StoredUnits units_;
   CubeInfo info_;
-  mutable std::mutex buffers_mutex_;
-  mutable std::vector<Buffer> buffers_;
+  // Buffers of stored rows, reused: reads come from a new thread a tile (TileReader),
+  // and a fresh buffer paid its page faults every time.
+  mutable BytePool buffers_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "io/hdf5_access.hpp"
 #include "io/hdf5_layout.hpp"
+#include "src/base/byte_pool.hpp"
 #include "src/base/parallel_for.hpp"
 
 namespace hb::io::emit {
@@ -194,25 +195,9 @@ class ThreadedChunkCube final : public Cube {
     give(std::move(c.stored));
   }
 
-  // Chunk-sized buffers, reused between reads: fresh ones paid their page faults (and
-  // zeroing) on every chunk.
-  Bytes take(std::size_t bytes) const {
-    Bytes buffer;
-    {
-      const std::lock_guard lock(pool_mutex_);
-      if (!pool_.empty()) {
-        buffer = std::move(pool_.back());
-        pool_.pop_back();
-      }
-    }
-    buffer.resize(bytes);
-    return buffer;
-  }
-  void give(Bytes buffer) const {
-    if (buffer.capacity() == 0) return;
-    const std::lock_guard lock(pool_mutex_);
-    pool_.push_back(std::move(buffer));
-  }
+  // Chunk-sized buffers, reused between reads.
+  Bytes take(std::size_t bytes) const { return pool_.take(bytes); }
+  void give(Bytes buffer) const { pool_.give(std::move(buffer)); }
 
   // The part of `c` inside `rows` into `out` (rows x samples x bands).
   void copy_rows(const Chunk& c, RowRange rows, std::span<std::byte> out) const {
@@ -265,8 +250,7 @@ class ThreadedChunkCube final : public Cube {
   Layout layout_;
   mutable std::mutex mutex_;
   mutable std::map<Offset, Shared> kept_;
-  mutable std::mutex pool_mutex_;
-  mutable std::vector<Bytes> pool_;
+  mutable BytePool pool_;
 };
 
 }  // namespace
