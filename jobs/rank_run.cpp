@@ -8,6 +8,7 @@
 #include "jobs/deliveries.hpp"
 #include "jobs/schedule.hpp"
 #include "mpi/agree.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -147,9 +148,9 @@ std::string RankRun::next_checksum(const SceneContext& c, const Step& step) {
 bool RankRun::run_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
   spdlog::info("{}: {}", c.scene.name, step.name);
   if (c.ranks != nullptr) return run_shared_step(c, step, checksum);
-  const auto start = Clock::now();
+  const Stopwatch clock;
   auto outcome = step.run(c);
-  const double seconds = since(start);
+  const double seconds = clock.seconds();
   if (!outcome) return fail_step(c, step, outcome.error().line(), seconds, true);
   finish_step(c, step, checksum(), *outcome, seconds);
   return true;
@@ -160,11 +161,11 @@ bool RankRun::run_step(const SceneContext& c, const Step& step, const Checksum& 
 bool RankRun::run_shared_step(const SceneContext& c, const Step& step, const Checksum& checksum) {
   const mpi::Comm& ranks = *c.ranks;
   const bool here = step.distributed || ranks.is_root();
-  const auto start = Clock::now();
+  const Stopwatch clock;
   Result<StepOutcome> outcome = here ? step.run(c) : Result<StepOutcome>(StepOutcome{});
   const Status agreed = mpi::agree(outcome ? Status{} : Status{outcome.error()}, ranks);
-  if (!agreed) return fail_step(c, step, agreed.error().line(), since(start), ranks.is_root());
-  if (ranks.is_root()) finish_step(c, step, checksum(), *outcome, since(start));
+  if (!agreed) return fail_step(c, step, agreed.error().line(), clock.seconds(), ranks.is_root());
+  if (ranks.is_root()) finish_step(c, step, checksum(), *outcome, clock.seconds());
   return true;
 }
 

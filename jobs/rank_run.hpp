@@ -3,7 +3,6 @@
 // each outcome in this rank's journal.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -22,9 +21,6 @@
 #include "mpi/comm.hpp"
 
 namespace hb::jobs {
-
-using Clock = std::chrono::steady_clock;
-inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The scene's identity for checksums: its file(s), or how it is generated.
 std::string scene_fingerprint(const SceneSpec& s);

@@ -29,6 +29,7 @@
 #include "jobs/steps.hpp"
 #include "mpi/agree.hpp"
 #include "src/backend/backend.hpp"
+#include "src/base/stopwatch.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -120,11 +121,11 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
     const auto ingested = fs::path(job.output) / "scenes" / s->name / (s->name + ".h5");
     mine[s->name] = job.ingest.enabled ? ingested.string() : s->path;
   }
-  const auto start = Clock::now();
+  const Stopwatch clock;
   const auto result = build_campaign_basis(job, mine, stats, comm);
   for (const auto& [scene, error] : result.failed) run.mark_failed(scene, "mnf-basis", error);
-  run.metrics.add({"campaign", "mnf-basis", result.status.ok() ? "done" : "failed", since(start), result.bytes_read, 0,
-                   result.pixels});
+  run.metrics.add({"campaign", "mnf-basis", result.status.ok() ? "done" : "failed", clock.seconds(),
+                   result.bytes_read, 0, result.pixels});
   if (!result.status.ok()) {
     spdlog::error("campaign basis: {}", result.status.error().line());
     if (comm.is_root()) run.record("campaign", "mnf-basis", "failed", {}, {}, result.status.error().line(), nullptr);
@@ -198,7 +199,7 @@ Status check_campaign_bands(const JobSpec& job, const std::vector<SceneSpec>& sc
 }  // namespace
 
 Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
-  const auto start = Clock::now();
+  const Stopwatch clock;
   std::int64_t start_ns = now_ns();
   if (comm.is_parallel()) MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, comm.handle());
   auto job = load_job_file(o.job_file);
@@ -266,7 +267,7 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   if (comm.is_root()) {
     const FinishOptions finish{run_id, start_ns, o.shards > 1, o.shard};
     auto failed = finish_run(*job, a.shard, finish,
-                             run_metrics(per_rank, job->name, run_id, since(start), o.shard, o.shards, comm.size()));
+                             run_metrics(per_rank, job->name, run_id, clock.seconds(), o.shard, o.shards, comm.size()));
     if (failed) outcome.failed_scenes = *failed;
     else finished = failed.error();
   }
