@@ -1,106 +1,43 @@
 #include "io/emit/chunk_reader.hpp"
 
-#include <libdeflate.h>
-
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "io/emit/chunk_filters.hpp"
 #include "io/hdf5_access.hpp"
 #include "io/hdf5_layout.hpp"
+#include "io/posix_file.hpp"
 #include "src/base/byte_pool.hpp"
 #include "src/base/parallel_for.hpp"
 
 namespace hb::io::emit {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-using Offset = std::array<hsize_t, 3>;
-
-// The filter pipeline as written: shuffle (optional) then deflate, each with its
-// position, which the per-chunk filter mask refers to.
-struct Layout {
-  Offset chunk{};
-  std::size_t element = 0;
-  int shuffle = -1;  // pipeline position, -1 = absent
-  int deflate = -1;
-
-  std::size_t chunk_bytes() const { return chunk[0] * chunk[1] * chunk[2] * element; }
-};
-
-std::optional<Layout> supported_layout(hid_t dataset, DataType type) {
-  h5::PropertyList dcpl(H5Dget_create_plist(dataset));
-  if (!dcpl || H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return std::nullopt;
-  Layout layout;
-  if (H5Pget_chunk(dcpl.get(), 3, layout.chunk.data()) != 3) return std::nullopt;
-  const int filters = H5Pget_nfilters(dcpl.get());
-  for (int i = 0; i < filters; ++i) {
-    unsigned flags = 0, config = 0;
-    std::size_t values = 0;
-    const H5Z_filter_t filter = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0,
-                                               nullptr, &config);
-    if (filter == H5Z_FILTER_SHUFFLE && layout.deflate < 0 && layout.shuffle < 0) layout.shuffle = i;
-    else if (filter == H5Z_FILTER_DEFLATE && layout.deflate < 0) layout.deflate = i;
-    else return std::nullopt;  // fletcher32, szip, n-bit, ... or an order we do not undo
-  }
-  if (layout.deflate < 0) return std::nullopt;  // nothing to gain over the library
-  h5::Datatype stored(H5Dget_type(dataset));
-  if (!stored || H5Tequal(stored.get(), h5::memory_type(type)) <= 0) return std::nullopt;  // other byte order
-  layout.element = bytes_per_sample(type);
-  return layout;
-}
-
-// HDF5's shuffle: byte b of element i was stored at b * n + i; a tail that is not a
-// whole element stays in place.
-void unshuffle(const Bytes& in, Bytes& out, std::size_t element) {
-  const std::size_t n = in.size() / element;
-  if (element == 4 && std::endian::native == std::endian::little) {
-    // float32 and int32, the common case: four byte planes into words (vectorises).
-    const auto* plane = reinterpret_cast<const std::uint8_t*>(in.data());
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t word = std::uint32_t{plane[i]} | std::uint32_t{plane[n + i]} << 8 |
-                                 std::uint32_t{plane[2 * n + i]} << 16 | std::uint32_t{plane[3 * n + i]} << 24;
-      std::memcpy(out.data() + 4 * i, &word, 4);
-    }
-  } else {
-    for (std::size_t i = 0; i < n; ++i)  // writes in order; reads `element` streams
-      for (std::size_t b = 0; b < element; ++b) out[i * element + b] = in[b * n + i];
-  }
-  std::copy(in.begin() + static_cast<std::ptrdiff_t>(n * element), in.end(),
-            out.begin() + static_cast<std::ptrdiff_t>(n * element));
-}
-
-// HDF5's deflate filter writes zlib streams. libdeflate inflates them about twice as
-// fast as zlib; a decompressor per call, as they are not shared between threads.
-bool inflate(const Bytes& stored, Bytes& out) {
-  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-  if (d == nullptr) return false;
-  std::size_t size = 0;
-  const auto result = libdeflate_zlib_decompress(d, stored.data(), stored.size(), out.data(), out.size(), &size);
-  libdeflate_free_decompressor(d);
-  return result == LIBDEFLATE_SUCCESS && size == out.size();
-}
+constexpr std::size_t kAheadBytes = std::size_t{512} << 20;  // decoded chunks held ahead of the reads
 
 struct Chunk {
   Offset at{};
-  Bytes stored;       // as in the file
-  std::uint32_t mask = 0;  // bit i set: filter i was skipped for this chunk
-  Bytes values;       // decoded, chunk_bytes()
-  bool failed = false;
+  std::int64_t address = 0;  // in the file
+  hsize_t bytes = 0;         // as stored
+  unsigned mask = 0;         // bit i set: filter i was skipped for this chunk
+  Bytes stored;              // as in the file
+  Bytes values;              // decoded, chunk_bytes()
+  std::optional<Error> error;
 };
 
 class ThreadedChunkCube final : public Cube {
  public:
   ThreadedChunkCube(std::string path, std::string name, CubeInfo info, h5::File file, h5::Dataset dataset,
-                    Layout layout)
+                    Layout layout, PosixFile raw, std::int64_t base)
       : path_(std::move(path)), name_(std::move(name)), info_(std::move(info)), file_(std::move(file)),
-        dataset_(std::move(dataset)), layout_(layout) {}
+        dataset_(std::move(dataset)), layout_(layout), raw_(std::move(raw)), base_(base) {}
 
   const CubeInfo& info() const override { return info_; }
   const std::string& path() const override { return path_; }
@@ -119,29 +56,60 @@ class ThreadedChunkCube final : public Cube {
       return Error{ErrorKind::internal, path_, name_, "output buffer size does not match the rows"};
     if (rows.empty()) return {};
     const std::lock_guard lock(mutex_);
-    auto chunks = stored_chunks(rows);
+    if (ahead_.valid()) ahead_.get();  // the chunks decoded in the background are ready
+    const bool sequential = rows.begin == next_row_;
+    auto chunks = stored_chunks(rows, round_up(static_cast<hsize_t>(rows.end)));
     if (!chunks) return library_read(rows, out);  // a chunk never written: the library fills it
     decode(*chunks);
-    for (const auto& c : *chunks)
-      if (c->failed) return bad_input(path_, name_, "a deflated chunk does not inflate (corrupt granule?)");
-    parallel_for(static_cast<std::int64_t>(chunks->size()), 1, [&](std::int64_t begin, std::int64_t end) {
+    const auto needed = std::partition_point(chunks->begin(), chunks->end(), [&](const Shared& c) {
+      return c->at[0] < static_cast<hsize_t>(rows.end);
+    }) - chunks->begin();
+    for (std::int64_t i = 0; i < needed; ++i)  // one decoded ahead fails when it is needed
+      if (const auto& error = (*chunks)[static_cast<std::size_t>(i)]->error) return *error;
+    parallel_for(needed, 1, [&](std::int64_t begin, std::int64_t end) {
       for (auto i = begin; i < end; ++i) copy_rows(*(*chunks)[static_cast<std::size_t>(i)], rows, out);
     });
-    keep_last_chunk_row(*chunks);
+    keep_beyond(*chunks, rows.end, sequential);
+    next_row_ = rows.end;
+    if (sequential) decode_ahead(rows);
     return {};
   }
 
  private:
   using Shared = std::shared_ptr<Chunk>;
 
-  // Every chunk the rows touch, read as stored (or taken decoded from the last call);
-  // nullopt when one was never written.
-  std::optional<std::vector<Shared>> stored_chunks(RowRange rows) const {
+  // Ingest reads 64 MiB a step: 7 EMIT chunks, 7 busy cores, and then writes them. After
+  // a range that followed the last one, when less than half a window is decoded ahead,
+  // the next window is located here and decoded in the background while the caller uses
+  // the rows; the next range waits for it. A window holds a chunk for every core (at most
+  // kAheadBytes) and at least the rows of a range.
+  void decode_ahead(RowRange rows) const {
+    const auto end = static_cast<hsize_t>(rows.end);
+    const auto& c = layout_.chunk;
+    const hsize_t per_row = round_up_div(info_.shape.samples, c[1]) * round_up_div(info_.shape.bands, c[2]);
+    const hsize_t chunks = std::min<hsize_t>(host_threads(), std::max<hsize_t>(1, kAheadBytes / layout_.chunk_bytes()));
+    const hsize_t window = std::max(round_up_div(static_cast<std::int64_t>(chunks), per_row) * c[0],
+                                    round_up(static_cast<hsize_t>(rows.rows())) + c[0]);
+    const hsize_t from = kept_.empty() ? round_up(end) : kept_.rbegin()->first[0] + c[0];
+    const hsize_t lines = round_up(static_cast<hsize_t>(info_.shape.lines));
+    if (from >= lines || from >= round_up(end) + window / 2) return;  // enough ahead
+    const auto first = static_cast<std::int64_t>(from);
+    auto located = stored_chunks(RowRange{first, first + 1}, std::min(from + window, lines));
+    if (!located) return;  // a chunk never written: the range that needs it goes to the library
+    for (const auto& chunk : *located) kept_[chunk->at] = chunk;
+    ahead_ = std::async(std::launch::async, [this, list = std::move(*located)]() mutable { decode(list); });
+  }
+  hsize_t round_up(hsize_t row) const { return (row + layout_.chunk[0] - 1) / layout_.chunk[0] * layout_.chunk[0]; }
+  static hsize_t round_up_div(std::int64_t n, hsize_t d) { return (static_cast<hsize_t>(n) + d - 1) / d; }
+
+  // Every chunk of the rows from `rows` to `end`, located in the file (or taken decoded
+  // from the last call); nullopt when one the rows touch was never written.
+  std::optional<std::vector<Shared>> stored_chunks(RowRange rows, hsize_t end) const {
     std::vector<Shared> chunks;
     const auto& s = info_.shape;
     const auto& c = layout_.chunk;
     const auto first = static_cast<hsize_t>(rows.begin) / c[0] * c[0];
-    for (hsize_t r = first; r < static_cast<hsize_t>(rows.end); r += c[0])
+    for (hsize_t r = first; r < end; r += c[0])
       for (hsize_t col = 0; col < static_cast<hsize_t>(s.samples); col += c[1])
         for (hsize_t band = 0; band < static_cast<hsize_t>(s.bands); band += c[2]) {
           const Offset at{r, col, band};
@@ -149,13 +117,15 @@ class ThreadedChunkCube final : public Cube {
             chunks.push_back(kept->second);
             continue;
           }
-          hsize_t bytes = 0;
-          if (H5Dget_chunk_storage_size(dataset_.get(), at.data(), &bytes) < 0 || bytes == 0) return std::nullopt;
           auto chunk = std::make_shared<Chunk>();
           chunk->at = at;
-          chunk->stored = take(bytes);
-          if (H5Dread_chunk(dataset_.get(), H5P_DEFAULT, at.data(), &chunk->mask, chunk->stored.data()) < 0)
-            return std::nullopt;
+          haddr_t address = HADDR_UNDEF;
+          if (H5Dget_chunk_info_by_coord(dataset_.get(), at.data(), &chunk->mask, &address, &chunk->bytes) < 0 ||
+              address == HADDR_UNDEF || chunk->bytes == 0) {
+            if (r < static_cast<hsize_t>(rows.end)) return std::nullopt;
+            return chunks;  // decoding ahead stops at a chunk never written
+          }
+          chunk->address = base_ + static_cast<std::int64_t>(address);
           chunks.push_back(std::move(chunk));
         }
     return chunks;
@@ -169,20 +139,24 @@ class ThreadedChunkCube final : public Cube {
     });
   }
 
+  // Read (pread on this thread: the raw reads spread over the cores as the inflation
+  // does) and decoded.
   void decode_one(Chunk& c) const {
     if (!c.values.empty()) return;  // kept from the last call
+    c.stored = take(c.bytes);
+    if (const Status read = raw_.read_at(c.address, c.stored); !read) {
+      c.error = read.error();
+      return;
+    }
     Bytes inflated;
     if (applied(c, layout_.deflate)) {
       inflated = take(layout_.chunk_bytes());
-      if (!inflate(c.stored, inflated)) {
-        c.failed = true;
-        return;
-      }
+      if (!inflate(c.stored, inflated)) inflated.clear();
     } else {
       inflated = std::move(c.stored);
     }
     if (inflated.size() != layout_.chunk_bytes()) {
-      c.failed = true;
+      c.error = bad_input(path_, name_, "a deflated chunk does not inflate (corrupt granule?)");
       return;
     }
     if (applied(c, layout_.shuffle)) {
@@ -218,14 +192,15 @@ class ThreadedChunkCube final : public Cube {
       }
   }
 
-  // Reads go by row ranges that need not end on a chunk boundary: the chunks of the
-  // last chunk row are kept decoded for the next range, so each is inflated once.
-  void keep_last_chunk_row(const std::vector<Shared>& chunks) const {
-    kept_.clear();
-    if (chunks.empty()) return;
-    const hsize_t last = chunks.back()->at[0];
+  // Row ranges need not end on a chunk boundary: the chunks reaching past `end` (the
+  // last one the range touched and those decoded ahead, in this call or before) are
+  // kept decoded for the next range, so each is inflated once.
+  void keep_beyond(const std::vector<Shared>& chunks, std::int64_t end, bool sequential) const {
+    const auto beyond = [&](const Chunk& c) { return c.at[0] + layout_.chunk[0] > static_cast<hsize_t>(end); };
+    if (!sequential) kept_.clear();
+    std::erase_if(kept_, [&](const auto& entry) { return !beyond(*entry.second); });  // those were in `chunks`
     for (const auto& c : chunks) {
-      if (c->at[0] == last) {
+      if (beyond(*c) && !c->error) {
         kept_[c->at] = c;
         continue;
       }
@@ -248,9 +223,13 @@ class ThreadedChunkCube final : public Cube {
   h5::File file_;
   h5::Dataset dataset_;
   Layout layout_;
+  PosixFile raw_;      // the same file, for the chunks' bytes
+  std::int64_t base_;  // where HDF5's addresses start (after a user block)
   mutable std::mutex mutex_;
   mutable std::map<Offset, Shared> kept_;
+  mutable std::int64_t next_row_ = 0;  // where the last range ended
   mutable BytePool pool_;
+  mutable std::future<void> ahead_;  // last: waited for before anything it uses goes
 };
 
 }  // namespace
@@ -259,7 +238,12 @@ std::unique_ptr<Cube> threaded_chunk_cube(const std::string& path, const std::st
                                           h5::File& file, h5::Dataset& dataset) {
   const auto layout = supported_layout(dataset.get(), info.type);
   if (!layout) return nullptr;
-  return std::make_unique<ThreadedChunkCube>(path, name, info, std::move(file), std::move(dataset), *layout);
+  h5::PropertyList fcpl(H5Fget_create_plist(file.get()));
+  hsize_t user_block = 0;
+  auto raw = PosixFile::open_read(path);
+  if (!fcpl || H5Pget_userblock(fcpl.get(), &user_block) < 0 || !raw) return nullptr;
+  return std::make_unique<ThreadedChunkCube>(path, name, info, std::move(file), std::move(dataset), *layout,
+                                             std::move(*raw), static_cast<std::int64_t>(user_block));
 }
 
 }  // namespace hb::io::emit

@@ -70,14 +70,17 @@ with hbtest.workdir() as tmp:
         chunks = spec.pop("chunks")
         granule(tmp, name, data, chunks, **spec)
         checks.true(np.array_equal(ingested(tmp, name), data), f"{name}: ingest equals the written values")
-    # Row ranges across chunk boundaries (tiles of 7 rows over chunks of 5): the bytes
-    # of 3 ranks' collective library reads.
-    for ranks in (1, 3):
-        cli(tmp, "mnf", "split.nc", "-o", f"split_mnf_{ranks}.h5", "--components", 4, "--backend", "cpu",
-            "--tile-rows", 7, ranks=ranks)
-    with h5py.File(os.path.join(tmp, "split_mnf_1.h5")) as a, h5py.File(os.path.join(tmp, "split_mnf_3.h5")) as b:
-        checks.true(np.array_equal(a["cube"][...], b["cube"][...], equal_nan=True),
-                    "threaded chunk reads (1 rank) and collective reads (3 ranks) give the same components")
+    # Row ranges across chunk boundaries (tiles of 7 rows over chunks of 5, and over
+    # chunks of 8 whole rows, which consecutive ranges decode ahead): the bytes of 3
+    # ranks' collective library reads.
+    for stem in ("split", "rows"):
+        for ranks in (1, 3):
+            cli(tmp, "mnf", f"{stem}.nc", "-o", f"{stem}_mnf_{ranks}.h5", "--components", 4, "--backend", "cpu",
+                "--tile-rows", 7, ranks=ranks)
+        with h5py.File(os.path.join(tmp, f"{stem}_mnf_1.h5")) as a, \
+                h5py.File(os.path.join(tmp, f"{stem}_mnf_3.h5")) as b:
+            checks.true(np.array_equal(a["cube"][...], b["cube"][...], equal_nan=True),
+                        f"{stem}: threaded chunk reads (1 rank) and collective reads (3 ranks) give the same components")
 
     bad = granule(tmp, "bad.nc", data, (8, SAMPLES, BANDS), zlib=True)
     corrupt_first_chunk(os.path.join(tmp, bad))
