@@ -30,25 +30,6 @@ for f in "$dir"/line??.img; do cat "$f" > /dev/null & done; wait
 floor=$(since $t0)
 log "archive: read floor (page cache, $n readers at once): $floor s, $(python3 -c "print(round($gb / $floor, 2))") GB/s"
 
-# Start-up of a one-process command (no launcher).
-for cli in hyperbatch hyperbatch_base; do
-  [[ -x $bin/$cli ]] || continue
-  times=""
-  for i in 1 2 3 4 5; do t0=$(now); "$bin/$cli" info "$dir/line01.hdr" > /dev/null; times+="$(since $t0) "; done
-  log "archive: $cli info (one process): $times s"
-done
-
-# Process start to the first MNF tile done (the provisional mean's tile), no launcher.
-for i in 1 2 3; do
-  t0=$(now)
-  "$bin/hyperbatch" -v mnf "$dir/line01.hdr" -o /dev/shm/startup.h5 --components 10 --backend cuda \
-    > "$out/startup_$i.log" 2>&1
-  first=$(grep -m1 "provisional mean" "$out/startup_$i.log" | cut -d' ' -f1)
-  log "archive: mnf process start to first tile done" \
-    "$(python3 -c "import datetime; print(round(datetime.datetime.fromisoformat('$first').timestamp() - $t0, 3))") s"
-  rm -f /dev/shm/startup.h5
-done
-
 job_file() {  # OUTPUT
   printf '[job]\nname = "archive"\noutput = "%s"\nbackend = "cuda"\n[collection]\nglobs = ["%s/line??.hdr"]\n' "$1" "$dir"
   printf 'truth = "{dir}/{stem}_truth.hdr"\n[mnf]\nbasis = "scene"\ncomponents = 10\n'

@@ -1,0 +1,81 @@
+# Device part (sourced by bench/run_device.sh): start-up, issue 27's goal 4. `info` (one
+# process, no launcher) five times, by this build and the baseline binary when the bundle
+# carries one; then process start to the first MNF tile done (the provisional mean's tile,
+# logged with -v) on a 2048-line scene: one process with no launcher, and every rank of
+# `mpirun -np G` for G = 1 and every GPU of the host. Each with the GPUs the host shows
+# and, for comparison, with CUDA_VISIBLE_DEVICES narrowed to the rank's own GPU (the
+# components must stay the same bytes).
+dir=$work/startup; rm -rf "$dir"; mkdir -p "$dir"
+"$bin/hyperbatch" -q synth -o "$dir/s.hdr" --lines 2048 --samples 677 --bands 224 --classes 4 --seed 1 > /dev/null
+cat "$dir/s.img" > /dev/null
+log "startup: persistence mode $(nvidia-smi --query-gpu=persistence_mode --format=csv,noheader | paste -sd,)"
+gpus=$(nvidia-smi -L | wc -l)
+
+for cli in hyperbatch hyperbatch_base; do
+  [[ -x $bin/$cli ]] || continue
+  times=""
+  for i in 1 2 3 4 5; do t0=$(now); "$bin/$cli" info "$dir/s.hdr" > /dev/null; times+="$(since "$t0") "; done
+  log "startup: $cli info (one process): $times s"
+done
+
+# Each log's first tile as seconds from T0 (the launch) / from its process's start (the
+# "up N s after the process started" line).
+first_tiles() {
+  local t0=$1; shift
+  python3 - "$t0" "$@" <<'PY'
+import datetime, re, sys
+t0 = float(sys.argv[1])
+stamp = lambda line: datetime.datetime.fromisoformat(line.split()[0]).timestamp()
+out = []
+for path in sys.argv[2:]:
+    start, first = None, None
+    for line in open(path):
+        if (m := re.search(r" up ([0-9.]+) s after the process started", line)):
+            start = stamp(line) - float(m.group(1))
+        if "provisional mean" in line:
+            first = stamp(line)
+            break
+    out.append(f"{first - t0:.3f}/{first - start:.3f}" if first and start else "none")
+print(" ".join(out))
+PY
+}
+# Narrows a rank to its own GPU (the launcher's local rank), as a comparison.
+cat > "$dir/own_gpu.sh" <<'SH'
+#!/usr/bin/env bash
+export CUDA_VISIBLE_DEVICES=${OMPI_COMM_WORLD_LOCAL_RANK:-0}
+exec "$@"
+SH
+chmod +x "$dir/own_gpu.sh"
+
+for narrow in no yes; do
+  wrap=(); [[ $narrow == yes ]] && wrap=("$dir/own_gpu.sh")
+  for i in 1 2 3; do
+    t0=$(now)
+    "${wrap[@]}" "$bin/hyperbatch" -v mnf "$dir/s.hdr" -o "$dir/one_$narrow.h5" --components 10 --backend cuda \
+      > "$out/startup_one_${narrow}_$i.log" 2>&1
+    log "startup: no launcher, own GPU only: $narrow: first tile (from launch/process start) $(first_tiles "$t0" "$out/startup_one_${narrow}_$i.log") s," \
+      "whole $(since "$t0") s"
+  done
+  for ranks in 1 "$gpus"; do
+    for i in 1 2; do
+      rm -f "$dir"/rank_*.log
+      t0=$(now)
+      mpirun -np "$ranks" --bind-to none --output-filename "$dir/mpi_out" -x NCCL_DEBUG=INFO \
+        "${wrap[@]}" "$bin/hyperbatch" -v mnf "$dir/s.hdr" -o "$dir/ranks_${ranks}_$narrow.h5" --components 10 \
+        --backend cuda > /dev/null 2>&1; rc=$?
+      logs=$(find "$dir/mpi_out" -name 'stdout' -o -name 'stderr' | sort)
+      transport=$(cat $logs | grep -o -m1 -E 'via (P2P/[A-Za-z]+|SHM[/A-Za-z]*|NET/[A-Za-z]+)' | head -1)
+      log "startup: mpirun -np $ranks, own GPU only: $narrow: rc=$rc first tiles (from launch/process start) $(first_tiles "$t0" $(find "$dir/mpi_out" -name stderr | sort)) s," \
+        "whole $(since "$t0") s, NCCL ${transport:-(no channel)}"
+      rm -rf "$dir/mpi_out"
+    done
+  done
+done
+# The components as ENVI bytes (export), each against the one process's own.
+"$bin/hyperbatch" -q export "$dir/one_no.h5" -o "$dir/ref.hdr" > /dev/null
+for f in "$dir"/ranks_*_*.h5 "$dir"/one_yes.h5; do
+  rm -f "$dir"/cmp.*; "$bin/hyperbatch" -q export "$f" -o "$dir/cmp.hdr" > /dev/null
+  cmp -s "$dir/ref.img" "$dir/cmp.img" && same=same || same=DIFFERENT
+  log "startup: $(basename "$f") components against one process's: $same bytes"
+done
+rm -rf "$dir"
