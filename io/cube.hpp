@@ -38,6 +38,9 @@ class Cube {
   // Whether reading a row decodes more than the row (compressed chunks): readers of
   // scattered rows then read through the gaps rather than decode a chunk again per row.
   virtual bool compressed() const { return false; }
+  // Whether read_rows calls HDF5, which is not thread-safe: another thread may then not
+  // use HDF5 while this cube reads (io/write_behind.hpp).
+  virtual bool reads_through_hdf5() const { return format() == CubeFormat::hdf5; }
 
   // Reads the core rows plus up to `halo_rows` rows on each side (clipped at the edges).
   Result<Tile> read_tile(RowRange core, std::int64_t halo_rows = 0) const;
@@ -81,6 +84,8 @@ class CubeWriter {
   // True when every rank must make each write_rows call in step (collective HDF5):
   // such writes stay on the caller's thread.
   virtual bool writes_in_step() const { return false; }
+  // Whether write_rows calls HDF5 (see Cube::reads_through_hdf5).
+  virtual bool writes_through_hdf5() const { return false; }
 
  protected:
   Status finish(const std::string& temporary) const { return finish_ ? finish_(temporary) : Status{}; }

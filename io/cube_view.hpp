@@ -18,6 +18,7 @@ class CubeView : public Cube {
   std::int64_t bytes_on_disk() const override { return inner_->bytes_on_disk(); }
   Status read_rows(RowRange rows, std::span<std::byte> out) const override { return inner_->read_rows(rows, out); }
   bool compressed() const override { return inner_->compressed(); }
+  bool reads_through_hdf5() const override { return inner_->reads_through_hdf5(); }
 
  protected:
   const Cube& inner() const { return *inner_; }

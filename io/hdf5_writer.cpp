@@ -51,6 +51,7 @@ class Hdf5Writer final : public CubeWriter {
   const CubeInfo& info() const override { return info_; }
 
   bool writes_in_step() const override { return parallel_ != nullptr; }
+  bool writes_through_hdf5() const override { return true; }
 
   // The dataset's chunks were allocated when it was created, so the file's end of
   // allocation then is its final size: the ranks' shares of rows reserve the same shares

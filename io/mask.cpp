@@ -56,6 +56,7 @@ class MaskedCube final : public CubeView {
       : CubeView(std::move(scene), {}), mask_(std::move(mask)), flags_(std::move(flags)) {}
 
   const CubeInfo& info() const override { return inner().info(); }
+  bool reads_through_hdf5() const override { return inner().reads_through_hdf5() || mask_->reads_through_hdf5(); }
 
   Status read_rows(RowRange rows, std::span<std::byte> out) const override {
     HB_TRY(inner().read_rows(rows, out));

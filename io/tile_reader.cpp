@@ -8,7 +8,7 @@ namespace hb::io {
 TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
                        HostAllocator allocator, const StoredUnits* units)
     : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)), units_(units),
-      background_(cube.format() == CubeFormat::envi) {
+      background_(!cube.reads_through_hdf5()) {
   // Size both buffers for the largest tile up front: they are then never reallocated.
   // Every read fills its tile, so plain memory is not zeroed first.
   std::int64_t rows = 0;

@@ -1,8 +1,9 @@
 // Reads a sequence of tiles one ahead, so that reading the next tile from disk overlaps
 // whatever the caller does with the current one (GPU work, writing). Two tile buffers
-// are reused for the whole sequence. ENVI scenes are read with pread and prefetched on
-// a background thread; HDF5 scenes are read in the caller's thread, because the HDF5
-// library is not thread-safe and collective reads must be made by every rank in step.
+// are reused for the whole sequence. Scenes read without HDF5 (ENVI with pread, EMIT
+// granules by io/emit/chunk_reader.hpp) are prefetched on a background thread; the
+// others in the caller's thread, because the HDF5 library is not thread-safe and
+// collective reads must be made by every rank in step.
 #pragma once
 
 #include <array>

@@ -15,11 +15,19 @@ WriteBehind::~WriteBehind() {
   if (pending_.valid()) pending_.wait();
 }
 
-std::span<float> WriteBehind::next_buffer(std::size_t count) {
+bool may_write_behind(const Cube& in, const CubeWriter& out) {
+  return !out.writes_in_step() && !(in.reads_through_hdf5() && out.writes_through_hdf5());
+}
+
+std::span<std::byte> WriteBehind::next_bytes(std::size_t bytes) {
   auto& buffer = buffers_[current_];
-  buffer.resize(count);
-  filled_ = count;
+  buffer.resize(bytes);
+  filled_ = bytes;
   return buffer;
+}
+
+std::span<float> WriteBehind::next_buffer(std::size_t count) {
+  return {reinterpret_cast<float*>(next_bytes(count * sizeof(float)).data()), count};
 }
 
 Status WriteBehind::finish(double& wait_seconds) {
@@ -31,7 +39,7 @@ Status WriteBehind::finish(double& wait_seconds) {
 }
 
 Status WriteBehind::write(RowRange rows, double& wait_seconds) {
-  const auto bytes = std::as_bytes(std::span<const float>(buffers_[current_].data(), filled_));
+  const std::span<const std::byte> bytes(buffers_[current_].data(), filled_);
   if (!background_) {
     const auto start = std::chrono::steady_clock::now();
     const Status written = writer_.write_rows(rows, bytes);

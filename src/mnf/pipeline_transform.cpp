@@ -55,10 +55,9 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
                                      : static_cast<std::int64_t>(tiles.size());
   io::TileReader reader(source.cube, kept ? std::vector<RowRange>{} : tiles, 0, allocator, source.units);
-  // Writing overlaps the next tile's work when no other thread uses HDF5 (ENVI input
-  // is read on the reader's own thread) and no rank must write in step with others
-  // (ENVI outputs are written with pwrite by each rank on its own).
-  io::WriteBehind write_behind(writer, cube.format() == io::CubeFormat::envi && !writer.writes_in_step());
+  // Writing overlaps the next tile's work when no other thread then uses HDF5 and no
+  // rank must write in step with others (io/write_behind.hpp).
+  io::WriteBehind write_behind(writer, io::may_write_behind(cube, writer));
   double input_wait = 0, compute = 0, output = 0;
   Status local;
   for (std::int64_t i = 0; i < calls && local.ok(); ++i) {
