@@ -4,16 +4,10 @@
 # products"; bench/read_formats.sh is the same on a CPU host). The inputs come from
 # bench_make_read_inputs (the device host has no netCDF4/h5py): HB_READ_LINES x 677 x 224
 # (default 16384, the 5 GB flightline). Each is read in full by `ingest` into a float32
-# HDF5 cube from a warm page cache, best of 3, by this build and by the baseline binary
+# HDF5 cube from a warm page cache, best of HB_READ_REPEATS (3), by this build and by the baseline binary
 # (hyperbatch_base) when the bundle carries one (HB_READ_BINARIES names others).
 lines=${HB_READ_LINES:-16384}
-dir=$work/read_formats; # Where this build's time goes (-v): reading against writing, and the EMIT reader's waits.
-for input in envi.hdr granule.nc f080611t01p00r07rdn_c_sc01_ort_img; do
-  rm -f "$dir/out.h5"
-  "$bin/hyperbatch" -v ingest "$dir/$input" -o "$dir/out.h5" 2>&1 | grep -E "copied in steps|reads waited" |
-    cut -d' ' -f3- | sed "s|^|read formats: $input: |" | while read -r line; do log "$line"; done
-done
-rm -rf "$dir"; mkdir -p "$dir"
+dir=$work/read_formats; rm -rf "$dir"; mkdir -p "$dir"
 t0=$(now)
 "$bin/hyperbatch" -q synth -o "$dir/dn.hdr" --lines "$lines" --samples 677 --bands 224 --classes 6 --seed 1 > /dev/null
 "$bin/bench_make_read_inputs" "$dir/dn.hdr" "$dir" > "$out/read_inputs.log" 2>&1; rc=$?
@@ -22,9 +16,9 @@ log "read formats: inputs of $lines lines made: rc=$rc $(since "$t0") s; $(cd "$
   envi.img granule.nc f080611t01p00r07rdn_c_sc01_ort_img | awk '{printf "%s %s  ", $2, $1}')"
 cat "$dir"/* > /dev/null  # the page cache holds every input
 
-read_best() {  # CLI TAG ARGS...: best of 3 wall-clock seconds of `CLI ingest ARGS`
+read_best() {  # CLI TAG ARGS...: best of HB_READ_REPEATS (3) wall-clock seconds of `CLI ingest ARGS`
   local cli=$1 tag=$2 best="" t0 took rc; shift 2
-  for _ in 1 2 3; do
+  for _ in $(seq "${HB_READ_REPEATS:-3}"); do
     rm -f "$dir/out.h5"
     t0=$(now)
     "$bin/$cli" -q ingest "$@" -o "$dir/out.h5" > "$out/read_$tag.log" 2>&1; rc=$?
@@ -48,9 +42,10 @@ for cli in ${HB_READ_BINARIES:-hyperbatch hyperbatch_base}; do
     "($(ratio "$granule")x), AVIRIS-Classic + .gain $classic s ($(ratio "$classic")x); target at most 1.2x"
 done
 # Where this build's time goes (-v): reading against writing, and the EMIT reader's waits.
-for input in envi.hdr granule.nc f080611t01p00r07rdn_c_sc01_ort_img; do
+for input in envi.hdr granule.nc "f080611t01p00r07rdn_c_sc01_ort_img --units physical"; do
   rm -f "$dir/out.h5"
-  "$bin/hyperbatch" -v ingest "$dir/$input" -o "$dir/out.h5" 2>&1 | grep -E "copied in steps|reads waited" |
-    cut -d' ' -f3- | sed "s|^|read formats: $input: |" | while read -r line; do log "$line"; done
+  # shellcheck disable=SC2086 # the input's options split on purpose
+  "$bin/hyperbatch" -v ingest "$dir"/$input -o "$dir/out.h5" 2>&1 | grep -E "copied in steps|reads waited" |
+    cut -d' ' -f3- | sed "s|^|read formats: ${input%% *}: |" | while read -r line; do log "$line"; done
 done
 rm -rf "$dir"
