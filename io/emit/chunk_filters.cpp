@@ -34,22 +34,20 @@ std::optional<Layout> supported_layout(hid_t dataset, DataType type) {
   return layout;
 }
 
-void unshuffle(const Bytes& in, Bytes& out, std::size_t element) {
-  const std::size_t n = in.size() / element;
+void unshuffle_into(const std::byte* shuffled, std::size_t n, std::size_t first, std::size_t count,
+                    std::size_t element, std::byte* out) {
+  const auto* plane = reinterpret_cast<const std::uint8_t*>(shuffled) + first;
   if (element == 4 && std::endian::native == std::endian::little) {
     // float32 and int32, the common case: four byte planes into words (vectorises).
-    const auto* plane = reinterpret_cast<const std::uint8_t*>(in.data());
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < count; ++i) {
       const std::uint32_t word = std::uint32_t{plane[i]} | std::uint32_t{plane[n + i]} << 8 |
                                  std::uint32_t{plane[2 * n + i]} << 16 | std::uint32_t{plane[3 * n + i]} << 24;
-      std::memcpy(out.data() + 4 * i, &word, 4);
+      std::memcpy(out + 4 * i, &word, 4);
     }
-  } else {
-    for (std::size_t i = 0; i < n; ++i)  // writes in order; reads `element` streams
-      for (std::size_t b = 0; b < element; ++b) out[i * element + b] = in[b * n + i];
+    return;
   }
-  std::copy(in.begin() + static_cast<std::ptrdiff_t>(n * element), in.end(),
-            out.begin() + static_cast<std::ptrdiff_t>(n * element));
+  for (std::size_t i = 0; i < count; ++i)  // writes in order; reads `element` streams
+    for (std::size_t b = 0; b < element; ++b) out[i * element + b] = std::byte{plane[b * n + i]};
 }
 
 // HDF5's deflate filter writes zlib streams. libdeflate inflates them about twice as

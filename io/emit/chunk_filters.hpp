@@ -31,9 +31,10 @@ struct Layout {
 // deflate with or without shuffle before it; nullopt for any other.
 std::optional<Layout> supported_layout(hid_t dataset, DataType type);
 
-// HDF5's shuffle reversed: byte b of element i was stored at b * n + i; a tail that is
-// not a whole element stays in place.
-void unshuffle(const Bytes& in, Bytes& out, std::size_t element);
+// HDF5's shuffle reversed for elements [first, first + count) of a block of n: byte b
+// of element i was stored at b * n + i. The elements go to `out`, count * element bytes.
+void unshuffle_into(const std::byte* shuffled, std::size_t n, std::size_t first, std::size_t count,
+                    std::size_t element, std::byte* out);
 
 // A zlib stream (HDF5's deflate filter) into `out`, which it must fill exactly.
 bool inflate(const Bytes& stored, Bytes& out);

@@ -31,14 +31,19 @@ def granule(folder, name, data, chunks, **filters):
     with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
         for dim, size in zip(("downtrack", "crosstrack", "bands"), data.shape):
             nc.createDimension(dim, size)
-        var = nc.createVariable("radiance", "f4", ("downtrack", "crosstrack", "bands"), chunksizes=chunks,
-                                fill_value=emit.FILL, **filters)
+        var = nc.createVariable("radiance", data.dtype.str[1:], ("downtrack", "crosstrack", "bands"),
+                                chunksizes=chunks, fill_value=emit.FILL, **filters)
         var[:] = data
         sbp = nc.createGroup("sensor_band_parameters")
         sbp.createDimension("bands", BANDS)
         sbp.createVariable("wavelengths", "f4", ("bands",))[:] = wl
         sbp.createVariable("fwhm", "f4", ("bands",))[:] = fwhm
     return name
+
+
+def as_int16(data):
+    """The values in hundredths, fill kept: a 2-byte variable for the generic unshuffle."""
+    return np.where(data == emit.FILL, emit.FILL, np.round(data * 100)).astype(np.int16)
 
 
 def ingested(folder, name, ranks=1):
@@ -65,11 +70,13 @@ with hbtest.workdir() as tmp:
         "split.nc": dict(chunks=(5, 7, 6), zlib=True, complevel=1),                      # partial chunks everywhere
         "noshuffle.nc": dict(chunks=(6, 10, BANDS), zlib=True, shuffle=False),
         "fletcher.nc": dict(chunks=(8, SAMPLES, BANDS), zlib=True, fletcher32=True),     # the library reads
+        "int16.nc": dict(chunks=(5, 7, 6), zlib=True, values=as_int16(data)),           # 2-byte shuffle
     }
     for name, spec in cases.items():
         chunks = spec.pop("chunks")
-        granule(tmp, name, data, chunks, **spec)
-        checks.true(np.array_equal(ingested(tmp, name), data), f"{name}: ingest equals the written values")
+        values = spec.pop("values", data)
+        granule(tmp, name, values, chunks, **spec)
+        checks.true(np.array_equal(ingested(tmp, name), values), f"{name}: ingest equals the written values")
     # Row ranges across chunk boundaries (tiles of 7 rows over chunks of 5, and over
     # chunks of 8 whole rows, which consecutive ranges decode ahead): the bytes of 3
     # ranks' collective library reads.
