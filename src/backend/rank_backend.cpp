@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "src/base/parallel_for.hpp"
 #include "mpi/agree.hpp"
@@ -15,19 +17,43 @@
 namespace hb {
 namespace {
 
+// Every rank's line (collective), in rank order.
+std::vector<std::string> gathered_lines(const mpi::Comm& comm, const std::string& mine) {
+  const std::string line = mine + '\n';
+  const auto all = comm.allgather_bytes(std::as_bytes(std::span(line)));
+  const std::string text(reinterpret_cast<const char*>(all.data()), all.size());
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(text.substr(at, end - at));
+  return lines;
+}
+
 // Rank 0 logs where every rank runs.
 void log_bindings(const mpi::Comm& comm, const mpi::Placement& where, const Backend& backend) {
-  const std::string mine = fmt::format("rank {} on {} (local rank {} of {}): {} backend, {}\n", comm.rank(), where.host,
-                                       where.local_rank, where.local_size, backend.name(),
-                                       backend.device_description());
-  const auto all = comm.allgather_bytes(std::as_bytes(std::span(mine)));
+  const auto lines = gathered_lines(comm, fmt::format("rank {} on {} (local rank {} of {}): {} backend, {}",
+                                                      comm.rank(), where.host, where.local_rank, where.local_size,
+                                                      backend.name(), backend.device_description()));
   if (!comm.is_root()) return;
-  std::string text(reinterpret_cast<const char*>(all.data()), all.size());
-  for (std::size_t at = 0; at < text.size();) {
-    const auto end = text.find('\n', at);
-    spdlog::info("{}", text.substr(at, end - at));
-    at = end + 1;
-  }
+  for (const auto& line : lines) spdlog::info("{}", line);
+}
+
+// The PCI bus id of a visible GPU, "" for none.
+std::string bus_id(int device) {
+#ifdef HB_HAVE_CUDA
+  char id[32] = {};
+  if (device >= 0 && cudaDeviceGetPCIBusId(id, sizeof(id), device) == cudaSuccess) return id;
+#else
+  (void)device;
+#endif
+  return {};
+}
+
+// Whether the GPU each rank of this host picked is its own (collective).
+bool picks_are_own(const mpi::Comm& comm, const std::string& host, int pick) {
+  std::vector<std::string> here;
+  for (auto& line : gathered_lines(comm, host + '\t' + bus_id(pick)))
+    if (line.starts_with(host + '\t')) here.push_back(std::move(line));
+  return each_rank_has_its_own_gpu(here);
 }
 
 Status make_current(int device) {
@@ -43,12 +69,27 @@ Status make_current(int device) {
 
 }  // namespace
 
+bool each_rank_has_its_own_gpu(const std::vector<std::string>& picks) {
+  std::set<std::string> seen;
+  for (const auto& pick : picks)
+    if (pick.ends_with('\t') || !seen.insert(pick).second) return false;  // no GPU, or one taken twice
+  return true;
+}
+
 Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
   const auto where = mpi::placement(comm);
   share_host_threads(where.local_size);  // the host passes' threads, shared with the other ranks here
   if (kind == BackendKind::cpu) return -1;
+  // Each rank takes the GPU of its node-local rank when it sees a GPU for every rank of
+  // its host. Seeing fewer, a launcher may have given each rank one of its own (srun
+  // --gpus-per-task with --gpu-bind, as `hyperbatch submit` asks: each rank sees one
+  // GPU, number 0): the local rank modulo the GPUs seen is then a GPU of its own when no
+  // two ranks of a host land on the same physical GPU (by PCI bus id).
   const int gpus = cuda_device_count();
-  const bool enough = gpus >= where.local_size && where.local_rank < gpus;
+  const int pick = gpus > 0 ? where.local_rank % gpus : -1;
+  const bool own_picks = picks_are_own(comm, where.host, pick);  // every rank takes part
+  const bool own = gpus >= where.local_size || own_picks;
+  const bool enough = pick >= 0 && own;
   if (kind == BackendKind::cuda) {
     Status local;
     if (!cuda_compiled_in())
@@ -58,16 +99,16 @@ Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
                     fmt::format("{} ranks on host {} but {} GPU(s): --backend cuda needs one GPU per rank "
                                 "(start at most {} ranks per node, or use --backend cpu)",
                                 where.local_size, where.host, gpus, gpus)};
-    if (local.ok()) local = make_current(where.local_rank);
+    if (local.ok()) local = make_current(pick);
     HB_TRY(mpi::agree(local, comm));
-    return where.local_rank;
+    return pick;
   }
   // automatic: GPUs only when every rank of every node has one.
   const bool short_somewhere = comm.any(!enough);
   if (gpus > 0 && short_somewhere && comm.is_root())
     spdlog::warn("more ranks than GPUs on some node: every rank uses the CPU backend (use --backend cuda to make "
                  "this an error)");
-  const int device = short_somewhere || gpus == 0 ? -1 : where.local_rank;
+  const int device = short_somewhere || gpus == 0 ? -1 : pick;
   HB_TRY(mpi::agree(make_current(device), comm));
   return device;
 }
