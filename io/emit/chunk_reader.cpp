@@ -128,7 +128,7 @@ class ThreadedChunkCube final : public Cube {
  private:
   using Shared = std::shared_ptr<Chunk>;
 
-  // Ingest reads 64 MiB a step: 7 EMIT chunks, 7 busy cores, and then writes them. After
+  // Ingest reads 64 MiB a step, 7 EMIT chunks: too few to keep every core busy. After
   // a range that followed the last one, when less than half a window is decoded ahead,
   // the next window is located here and decoded in the background while the caller uses
   // the rows; a range waits only for the chunks it needs. A window holds a chunk for

@@ -55,9 +55,10 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
   const std::int64_t calls = in_step ? *std::max_element(counts.begin(), counts.end())
                                      : static_cast<std::int64_t>(tiles.size());
   io::TileReader reader(source.cube, kept ? std::vector<RowRange>{} : tiles, 0, allocator, source.units);
-  // Writing overlaps the next tile's work when no other thread then uses HDF5 and no
-  // rank must write in step with others (io/write_behind.hpp).
-  io::WriteBehind write_behind(writer, io::may_write_behind(cube, writer));
+  // Writing overlaps the next tile's work when no other thread then uses HDF5 and the
+  // ranks need not keep in step (io/write_behind.hpp): a write's failure must be agreed
+  // on before the next collective call.
+  io::WriteBehind write_behind(writer, !in_step && io::may_write_behind(cube, writer));
   double input_wait = 0, compute = 0, output = 0;
   Status local;
   for (std::int64_t i = 0; i < calls && local.ok(); ++i) {
@@ -86,7 +87,9 @@ Status transform_pass(const char* stage, const io::Cube& cube, io::CubeWriter& w
       local = writer.write_rows({}, {});
       output += write.seconds();
     }
-    if (in_step) HB_TRY(local);  // a collective writer has agreed on its outcome already
+    // A collective writer has agreed on its outcome already; others agree here, so that
+    // no rank leaves while the rest wait in the next collective read.
+    if (in_step) HB_TRY(writer.writes_in_step() ? local : mpi::agree(local, comm));
   }
   const Status written = write_behind.finish(output);
   if (local.ok()) local = written;
