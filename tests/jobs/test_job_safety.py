@@ -53,7 +53,7 @@ class Runner:
         return proc
 
     def start(self, job):
-        # Its own process group: a SIGKILL reaches mpirun and every rank.
+        # A session of its own: signal_session() reaches mpirun and every rank.
         return subprocess.Popen(self.command(job), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 env=MPI_ENV, start_new_session=True)
 
@@ -159,6 +159,23 @@ def lock_holder(out, timeout=60):
     raise AssertionError(f"no run took {path}")
 
 
+def signal_session(leader, sig):
+    """`sig` to every process of the session `leader` started. mpirun puts each rank in a
+    process group of its own, so killpg() on mpirun's group reaches mpirun alone: the
+    ranks ran on, and under load finished and freed the lock while a stopped mpirun
+    was thought to hold them."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp session
+            if int(fields[3]) == leader:
+                os.kill(int(entry), sig)
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+
+
 def check_output_lock(runner, cli, tmp, checks):
     """One run at a time per output folder."""
     body = "".join(SCENE.format(name=f"s{i}", lines=400, seed=i) for i in range(4)) + STEPS
@@ -166,7 +183,7 @@ def check_output_lock(runner, cli, tmp, checks):
     out = os.path.join(tmp, "out")
     first = runner.start(job)
     host, pid = lock_holder(out)
-    os.killpg(first.pid, signal.SIGSTOP)  # mid-run for certain while the second one tries
+    signal_session(first.pid, signal.SIGSTOP)  # mid-run for certain while the second one tries
     try:
         checks.equal(host, socket.gethostname(), "the lock file records the host")
         if runner.ranks == 1:
@@ -178,7 +195,7 @@ def check_output_lock(runner, cli, tmp, checks):
                     f"the second run names the holder's host and pid: {second.stderr[-600:]!r}")
         checks.true(first.poll() is None, "the first run was still going while the second was refused")
     finally:
-        os.killpg(first.pid, signal.SIGCONT)
+        signal_session(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=600)
     checks.equal(first.returncode, 0, f"the first run completed unharmed: {err[-2000:]}")
     entries = manifest(out)
@@ -189,7 +206,7 @@ def check_output_lock(runner, cli, tmp, checks):
     shutil.rmtree(out)
     killed = runner.start(job)
     lock_holder(out)
-    os.killpg(killed.pid, signal.SIGKILL)
+    signal_session(killed.pid, signal.SIGKILL)
     killed.wait()
     runner.run(job)
     checks.true(all(e["status"] == "done" for e in manifest(out).values()), "a SIGKILLed run's lock is free again")
