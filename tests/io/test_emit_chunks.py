@@ -24,8 +24,9 @@ cli = clitest.checked_runner(args, checks)
 LINES, SAMPLES, BANDS = 37, 23, 19
 
 
-def granule(folder, name, data, chunks, **filters):
-    """A radiance granule whose variable has the given chunk shape and filters."""
+def granule(folder, name, data, chunks, written=None, **filters):
+    """A radiance granule whose variable has the given chunk shape and filters; only
+    its first `written` lines stored when given (the chunks past them never written)."""
     wl, fwhm, good = emit.band_parameters(BANDS)
     path = os.path.join(folder, name)
     with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
@@ -33,7 +34,7 @@ def granule(folder, name, data, chunks, **filters):
             nc.createDimension(dim, size)
         var = nc.createVariable("radiance", data.dtype.str[1:], ("downtrack", "crosstrack", "bands"),
                                 chunksizes=chunks, fill_value=emit.FILL, **filters)
-        var[:] = data
+        var[:written] = data[:written]
         sbp = nc.createGroup("sensor_band_parameters")
         sbp.createDimension("bands", BANDS)
         sbp.createVariable("wavelengths", "f4", ("bands",))[:] = wl
@@ -88,6 +89,12 @@ with hbtest.workdir() as tmp:
                 h5py.File(os.path.join(tmp, f"{stem}_mnf_3.h5")) as b:
             checks.true(np.array_equal(a["cube"][...], b["cube"][...], equal_nan=True),
                         f"{stem}: threaded chunk reads (1 rank) and collective reads (3 ranks) give the same components")
+
+    # Chunks never written read as the fill value: the library's reads, not the threaded ones.
+    granule(tmp, "partial.nc", data, (8, SAMPLES, BANDS), written=16, zlib=True)
+    expected = data.copy()
+    expected[16:] = emit.FILL
+    checks.true(np.array_equal(ingested(tmp, "partial.nc"), expected), "chunks never written read as the fill value")
 
     bad = granule(tmp, "bad.nc", data, (8, SAMPLES, BANDS), zlib=True)
     corrupt_first_chunk(os.path.join(tmp, bad))
