@@ -2,9 +2,10 @@
 # process, no launcher) five times, by this build and the baseline binary when the bundle
 # carries one; then process start to the first MNF tile done (the provisional mean's tile,
 # logged with -v) on a 2048-line scene: one process with no launcher, and every rank of
-# `mpirun -np G` for G = 1 and every GPU of the host. Each with the GPUs the host shows
-# and, for comparison, with CUDA_VISIBLE_DEVICES narrowed to the rank's own GPU (the
-# components must stay the same bytes).
+# `mpirun -np G` for G = 1 and every GPU of the host. Each as hyperbatch sees the GPUs
+# itself (a job of one rank narrows to its own) and with CUDA_VISIBLE_DEVICES narrowed to
+# the rank's own GPU from outside, as srun --gpu-bind does; the components must stay the
+# same bytes.
 dir=$work/startup; rm -rf "$dir"; mkdir -p "$dir"
 "$bin/hyperbatch" -q synth -o "$dir/s.hdr" --lines 2048 --samples 677 --bands 224 --classes 4 --seed 1 > /dev/null
 cat "$dir/s.img" > /dev/null
@@ -49,24 +50,22 @@ chmod +x "$dir/own_gpu.sh"
 
 for narrow in no yes; do
   wrap=(); [[ $narrow == yes ]] && wrap=("$dir/own_gpu.sh")
+  shown=$([[ $narrow == yes ]] && echo "own GPU shown from outside" || echo "GPUs as hyperbatch sees them")
   for i in 1 2 3; do
     t0=$(now)
     "${wrap[@]}" "$bin/hyperbatch" -v mnf "$dir/s.hdr" -o "$dir/one_$narrow.h5" --components 10 --backend cuda \
       > "$out/startup_one_${narrow}_$i.log" 2>&1
-    log "startup: no launcher, own GPU only: $narrow: first tile (from launch/process start) $(first_tiles "$t0" "$out/startup_one_${narrow}_$i.log") s," \
-      "whole $(since "$t0") s"
+    log "startup: no launcher, $shown: first tile (from launch/process start)" \
+      "$(first_tiles "$t0" "$out/startup_one_${narrow}_$i.log") s, whole $(since "$t0") s"
   done
   for ranks in 1 "$gpus"; do
     for i in 1 2; do
-      rm -f "$dir"/rank_*.log
       t0=$(now)
-      mpirun -np "$ranks" --bind-to none --output-filename "$dir/mpi_out" -x NCCL_DEBUG=INFO \
-        "${wrap[@]}" "$bin/hyperbatch" -v mnf "$dir/s.hdr" -o "$dir/ranks_${ranks}_$narrow.h5" --components 10 \
-        --backend cuda > /dev/null 2>&1; rc=$?
-      logs=$(find "$dir/mpi_out" -name 'stdout' -o -name 'stderr' | sort)
-      transport=$(cat $logs | grep -o -m1 -E 'via (P2P/[A-Za-z]+|SHM[/A-Za-z]*|NET/[A-Za-z]+)' | head -1)
-      log "startup: mpirun -np $ranks, own GPU only: $narrow: rc=$rc first tiles (from launch/process start) $(first_tiles "$t0" $(find "$dir/mpi_out" -name stderr | sort)) s," \
-        "whole $(since "$t0") s, NCCL ${transport:-(no channel)}"
+      mpirun -np "$ranks" --bind-to none --output-filename "$dir/mpi_out" "${wrap[@]}" "$bin/hyperbatch" -v mnf \
+        "$dir/s.hdr" -o "$dir/ranks_${ranks}_$narrow.h5" --components 10 --backend cuda > /dev/null 2>&1; rc=$?
+      # shellcheck disable=SC2046 # one log path per rank
+      log "startup: mpirun -np $ranks, $shown: rc=$rc first tiles (from launch/process start)" \
+        "$(first_tiles "$t0" $(find "$dir/mpi_out" -name stderr | sort)) s, whole $(since "$t0") s"
       rm -rf "$dir/mpi_out"
     done
   done
