@@ -112,7 +112,7 @@ class ThreadedChunkCube final : public Cube {
     auto chunks = chunks_of(rows.begin, round_up(static_cast<hsize_t>(rows.end)));
     if (sequential) decode_ahead(rows);  // the next window, beside this range's own chunks
     seconds_.locating += clock.lap();
-    decode(chunks);  // those no thread has claimed yet
+    decode(chunks);
     seconds_.decoding += clock.lap();
     wait_decoded(chunks);  // those decoding ahead
     seconds_.waiting += clock.lap();
@@ -148,7 +148,7 @@ class ThreadedChunkCube final : public Cube {
     std::erase_if(ahead_, [](const auto& batch) {
       return batch.wait_for(std::chrono::seconds{}) == std::future_status::ready;  // those done
     });
-    ahead_.push_back(std::async(std::launch::async, [this, list = std::move(located)]() mutable { decode(list); }));
+    ahead_.push_back(std::async(std::launch::async, [this, list = std::move(located)] { decode(list); }));
   }
   std::size_t chunk_index(const Offset& at) const { return chunk_index_of(at, info_.shape, layout_.chunk); }
   hsize_t round_up(hsize_t row) const { return (row + layout_.chunk[0] - 1) / layout_.chunk[0] * layout_.chunk[0]; }
@@ -178,9 +178,14 @@ class ThreadedChunkCube final : public Cube {
 
   bool applied(const Chunk& c, int filter) const { return filter >= 0 && (c.where.mask & (1u << filter)) == 0; }
 
-  void decode(std::vector<Shared>& chunks) const {
-    parallel_for(static_cast<std::int64_t>(chunks.size()), 1, [&](std::int64_t begin, std::int64_t end) {
-      for (auto i = begin; i < end; ++i) decode_one(*chunks[static_cast<std::size_t>(i)]);
+  // The chunks no thread has claimed, on the host threads: none are started for a range
+  // whose chunks were all decoded ahead.
+  void decode(const std::vector<Shared>& chunks) const {
+    std::vector<Chunk*> unclaimed;
+    for (const auto& c : chunks)
+      if (c->state == Chunk::located) unclaimed.push_back(c.get());
+    parallel_for(static_cast<std::int64_t>(unclaimed.size()), 1, [&](std::int64_t begin, std::int64_t end) {
+      for (auto i = begin; i < end; ++i) decode_one(*unclaimed[static_cast<std::size_t>(i)]);
     });
   }
 
