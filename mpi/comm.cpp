@@ -4,11 +4,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace hb::mpi {
 
@@ -55,16 +57,23 @@ int count_of(std::size_t n) {
   return static_cast<int>(n);
 }
 
-// A launcher-provided local rank, when the environment names one.
-int launcher_local_rank() {
-  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return std::atoi(value);
-  }
-  return -1;
+// Whether `ranks` (every rank of one host) are 0 .. size - 1, each once.
+bool is_permutation_of_ranks(std::vector<std::int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i] != static_cast<std::int64_t>(i)) return false;
+  return true;
 }
 
 }  // namespace
+
+int launcher_local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::max(0, std::atoi(value));
+  }
+  return -1;
+}
 
 void Comm::broadcast(std::span<double> values, int root) const {
   if (size() == 1 || values.empty()) return;
@@ -124,9 +133,14 @@ Placement placement(const Comm& comm) {
     const Comm local(node);
     p.local_rank = local.rank();
     p.local_size = local.size();
+    // The launcher's word, where every rank of the host has one of its own: the GPU
+    // each rank warmed up before MPI started was picked by it (process_gpu()).
+    const int launcher = launcher_local_rank();
+    if (is_permutation_of_ranks(local.allgather(launcher))) p.local_rank = launcher;
     MPI_Comm_free(&node);
+    return p;
   }
-  if (const int launcher = launcher_local_rank(); launcher >= 0) p.local_rank = launcher;
+  p.local_rank = std::max(0, launcher_local_rank());
   return p;
 }
 

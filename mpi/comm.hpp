@@ -80,9 +80,15 @@ class Comm {
   bool alone_ = false;  // one rank, MPI not running: rank 0 of 1 without asking MPI
 };
 
+// The node-local rank the launcher gave this process, -1 where none did; readable before
+// MPI starts. Open MPI's mpirun (OMPI_COMM_WORLD_LOCAL_RANK) and MPICH's hydra
+// (MPI_LOCALRANKID) are asked before Slurm's srun (SLURM_LOCALID): ranks that mpirun
+// starts inside a Slurm batch script all inherit the batch step's SLURM_LOCALID=0.
+int launcher_local_rank();
+
 // Where a rank runs: its host, and its rank among the ranks of that host. The launcher's
-// word wins (SLURM_LOCALID under srun, OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's
-// mpirun); without it, an MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) split decides.
+// word wins where every rank of the host has a different one; otherwise an
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) split decides.
 struct Placement {
   std::string host;
   int local_rank = 0;

@@ -1,13 +1,18 @@
 #include "src/backend/backend.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "src/backend/cpu_backend.hpp"
 #include "src/backend/cuda_backend.hpp"
+#include "mpi/comm.hpp"
 
 namespace hb {
 
@@ -38,24 +43,37 @@ namespace {
 
 std::atomic<int> g_process_gpu{kProcessGpu};
 
-// The launcher's node-local rank of this process, 0 outside a launcher.
-int launcher_local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
-    if (const char* value = std::getenv(name)) return std::max(0, std::atoi(value));
-  return 0;
+// The GPUs CUDA would show this process, as CUDA_VISIBLE_DEVICES entries, read without
+// starting CUDA: the variable's entries, else an index for each GPU the driver lists.
+std::vector<std::string> gpus_shown() {
+  std::vector<std::string> shown;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string list = visible;
+    for (std::size_t at = 0; at < list.size();) {
+      const std::size_t end = std::min(list.find(',', at), list.size());
+      if (end > at) shown.push_back(list.substr(at, end - at));
+      at = end + 1;
+    }
+    return shown;
+  }
+  std::error_code error;
+  const std::filesystem::directory_iterator gpus("/proc/driver/nvidia/gpus", error);
+  if (error) return shown;
+  const auto count = std::distance(std::filesystem::begin(gpus), std::filesystem::end(gpus));
+  for (std::ptrdiff_t i = 0; i < count; ++i) shown.push_back(std::to_string(i));
+  return shown;
 }
 
-// A job of one rank uses one GPU, its GPU 0. Shown only that one (the first entry of
-// CUDA_VISIBLE_DEVICES, or "0"), the driver starts one device instead of every GPU of
-// the host: process start to the first tile fell from 1.1 s to 0.4 s on a host of four
-// (docs/PERFORMANCE.md, start-up). Not with several ranks: NCCL's peer-to-peer
-// transport between them needs to see the other ranks' GPUs.
-[[maybe_unused]] void show_only_gpu_zero() {
-  if (launcher_local_rank() != 0) return;
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  const std::string list = visible != nullptr ? visible : "0";
-  const std::string first = list.substr(0, list.find(','));
-  if (!first.empty()) setenv("CUDA_VISIBLE_DEVICES", first.c_str(), 1);
+// A rank uses one GPU, the one its node-local rank picks (process_gpu()). Shown only
+// that one, the driver starts one device instead of every GPU of the host: process
+// start to the first tile fell from 1.1 s to 0.4 s on a host of four (docs/PERFORMANCE.md,
+// start-up). NCCL's peer-to-peer transport still reaches the other ranks' GPUs
+// (CUDA >= 10.1 maps memory of devices a process cannot see), as under srun --gpu-bind.
+[[maybe_unused]] void show_only_own_gpu() {
+  const auto shown = gpus_shown();
+  if (shown.size() <= 1) return;
+  const auto local = static_cast<std::size_t>(std::max(0, mpi::launcher_local_rank()));
+  setenv("CUDA_VISIBLE_DEVICES", shown[local % shown.size()].c_str(), 1);
 }
 
 }  // namespace
@@ -65,15 +83,14 @@ void set_process_gpu(int device) { g_process_gpu.store(device, std::memory_order
 int process_gpu() {
   if (const int chosen = g_process_gpu.load(std::memory_order_relaxed); chosen >= 0) return chosen;
   const int gpus = cuda_device_count();
-  return gpus > 0 ? launcher_local_rank() % gpus : 0;
+  return gpus > 0 ? std::max(0, mpi::launcher_local_rank()) % gpus : 0;
 }
 
-std::jthread warm_up_device(int ranks) {
+std::jthread warm_up_device() {
 #ifdef HB_HAVE_CUDA
-  if (ranks == 1) show_only_gpu_zero();  // before the thread: setenv must not race getenv
+  show_only_own_gpu();  // before the thread: setenv must not race getenv
   return std::jthread([] { warm_up_cuda_context(process_gpu()); });
 #else
-  (void)ranks;
   return {};
 #endif
 }

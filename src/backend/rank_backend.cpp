@@ -80,15 +80,13 @@ Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
   const auto where = mpi::placement(comm);
   share_host_threads(where.local_size);  // the host passes' threads, shared with the other ranks here
   if (kind == BackendKind::cpu) return -1;
-  // Each rank takes the GPU of its node-local rank when it sees a GPU for every rank of
-  // its host. Seeing fewer, a launcher may have given each rank one of its own (srun
-  // --gpus-per-task with --gpu-bind, as `hyperbatch submit` asks: each rank sees one
-  // GPU, number 0): the local rank modulo the GPUs seen is then a GPU of its own when no
-  // two ranks of a host land on the same physical GPU (by PCI bus id).
+  // Each rank takes the GPU numbered by its node-local rank modulo the GPUs it sees: all
+  // of the host's, or only its own (narrowed by warm_up_device(), or by srun
+  // --gpus-per-task with --gpu-bind, as `hyperbatch submit` asks; number 0). The pick is
+  // kept when no two ranks of a host land on the same physical GPU (by PCI bus id).
   const int gpus = cuda_device_count();
   const int pick = gpus > 0 ? where.local_rank % gpus : -1;
-  const bool own_picks = picks_are_own(comm, where.host, pick);  // every rank takes part
-  const bool own = gpus >= where.local_size || own_picks;
+  const bool own = picks_are_own(comm, where.host, pick);  // every rank takes part
   const bool enough = pick >= 0 && own;
   if (kind == BackendKind::cuda) {
     Status local;

@@ -3,7 +3,8 @@
 Jasper Ridge scene (as ENVI and as an HDF5 cube ingested here) and a synthetic scene,
 waits for it, checks outputs, manifest, metrics, quicklooks and report; then kills a
 rerun of the job with `scancel --signal=KILL` mid-run, resubmits it and compares the
-outputs byte for byte; and stops the daemons it started. Skips with a message when Slurm or the real data are absent."""
+outputs byte for byte; checks that ranks mpirun starts inside a batch script get local
+ranks of their own; and stops the daemons it started. Skips with a message when Slurm or the real data are absent."""
 import argparse
 import glob
 import os
@@ -171,6 +172,27 @@ def check_run(cli, shared, tmp, env, checks):
     checks.true("| id | class | truth pixels |" in report and "3 complete, 0 failed" in report, "report tables")
 
 
+def check_mpirun_in_batch(cli, tmp, env, checks):
+    """mpirun inside a batch script: every rank inherits the batch step's SLURM_LOCALID=0,
+    and still each gets a node-local rank of its own (so a GPU of its own)."""
+    scene = os.path.join(tmp, "small.hdr")
+    subprocess.run([cli, "-q", "synth", "-o", scene, "--lines", "64", "--samples", "32", "--bands", "16",
+                    "--classes", "2", "--seed", "1"], check=True)
+    mpirun = shutil.which("mpirun")
+    script = write(os.path.join(tmp, "mpirun.sbatch"), f"""#!/bin/bash
+{mpirun} --allow-run-as-root --oversubscribe -np 2 {cli} mnf {scene} -o {tmp}/small_mnf.h5 --components 3 --backend cpu
+""")
+    log = os.path.join(tmp, "mpirun.out")
+    sub = subprocess.run(["sbatch", "--parsable", "-n", "2", "-o", log, script], capture_output=True, text=True, env=env)
+    checks.equal(sub.returncode, 0, f"sbatch: {sub.stderr}")
+    state = wait_for(sub.stdout.strip().split(";")[0], env, 120)
+    text = open(log).read() if os.path.exists(log) else "(no log)"
+    checks.equal(state, "COMPLETED", f"mpirun job state; log tail:\n{text[-2000:]}")
+    for rank in (0, 1):
+        checks.true(f"rank {rank} on " in text and f"(local rank {rank} of 2)" in text,
+                    f"mpirun in a batch script: rank {rank} has local rank {rank}; log:\n{text[-2000:]}")
+
+
 def main():
     args = parse_args()
     if not os.path.isdir(args.shared_data):
@@ -191,6 +213,7 @@ def main():
         check_run(args.cli, args.shared_data, tmp, env, checks)
         check_kill_and_resume(args.cli, tmp, env, checks)
         check_array(args.cli, tmp, env, checks)
+        check_mpirun_in_batch(args.cli, tmp, env, checks)
     finally:
         subprocess.run([args.local_cluster, "stop", cluster])
         shutil.rmtree(tmp, ignore_errors=True)
