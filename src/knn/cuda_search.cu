@@ -59,9 +59,8 @@ constexpr int kTensorRows = 4096;
 // Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
 // rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
 // 2x slower method was then chosen for a whole 40 GB scene), and a whole slab of the
-// warp path (at 4096 rows kmin looked as fast as fast at k = 1; at scale it is 2x slower).
+// warp path.
 constexpr int kProbeRows = kWarpPathRows;
-constexpr int kProbeKminMaxK = 64;  // GS_KNN: kmin only wins for small k (crossing near 46)
 
 // The probe's verdicts, kept for the life of the process: a job makes one search per
 // scene, and the same shape on the same GPU gets the same answer (probing again cost
@@ -679,20 +678,20 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   // GS_KNN's rule: time the candidate methods on the first queries, keep the fastest.
+  // The candidates are fast and, where its bound covers the rows, tensor: GS_KNN's kmin
+  // and bitonic lost to fast at every k, d and training size measured (kmin 1.2-2.3x
+  // slower, bitonic 10-30x; kernels/knn/README.md), and timing them cost more than the
+  // search of a 10^6-pixel scene saved (bitonic alone 0.2-0.3 s at N = 10^5).
   Status probe(const float* queries, std::int64_t nq, const TrainingChunk& chunk, const DeviceChunk& device_chunk, int k) {
+    chosen_ = SelectMethod::fast;
+    if (runnable(SelectMethod::tensor, chunk.dims) != SelectMethod::tensor) return {};
     const ProbeShape shape{device_, static_cast<int>(metric()), k, chunk.dims, log2_ceil(chunk.count)};
     if (const auto known = probe_verdicts().find(shape)) {
       chosen_ = *known;
       return {};
     }
-    std::vector<SelectMethod> methods;
-    if (k <= kProbeKminMaxK) methods.push_back(SelectMethod::kmin);
-    if (k <= kk::bitonic_max_k()) methods.push_back(SelectMethod::bitonic);
-    methods.push_back(SelectMethod::fast);
-    if (runnable(SelectMethod::tensor, chunk.dims) == SelectMethod::tensor) methods.push_back(SelectMethod::tensor);
-    // Within the work budget of whole distance rows (kmin, bitonic).
-    const int rows = std::min({static_cast<int>(std::min<std::int64_t>(nq, kProbeRows)),
-                               block_rows(SelectMethod::bitonic, nq, chunk.count, chunk.dims, k)});
+    const std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor};
+    const int rows = static_cast<int>(std::min<std::int64_t>(nq, kProbeRows));
     cudaEvent_t start = nullptr, stop = nullptr;
     HB_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
     HB_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");

@@ -13,6 +13,14 @@
 namespace hb::knn {
 namespace {
 
+// Training rows per search chunk when --train-chunk-rows does not say. The CPU's GEMM
+// blocks and selections were measured on 8192-row chunks (src/knn/README.md). The GPU's
+// slabs are sized for a whole chunk of up to 2^17 rows (tensor: 4096 rows by 2^17 in
+// 2 GiB; fast's block path: eight waves by the chunk) and its probe times the methods
+// on the first chunk: on 8192-row chunks a 10^5-row set paid 13 merges of every list
+// per tile, and tensor, 1.9x faster than fast on a whole chunk at k = 10, lost the probe.
+std::int64_t default_chunk_rows(bool on_gpu) { return on_gpu ? std::int64_t{1} << 17 : 8192; }
+
 // Valid pixels balancing needs no pass over the scene: exact from a mask, or estimated
 // from every stride-th row (each rank reading those of its even share), about
 // kBalanceRows rows.
@@ -120,12 +128,14 @@ Result<std::vector<float>> all_training_rows(const RankTraining& training, const
   return gathered(read ? Result<std::vector<float>>(std::move(mine)) : Result<std::vector<float>>(read.error()), comm);
 }
 
-Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, const mpi::Comm& comm) {
+Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, bool on_gpu,
+                                      const mpi::Comm& comm) {
   SearchableTraining out;
   const auto& source = *training.set.features;
   const Metric metric = job.classify.metric;
   if (!comm.is_parallel()) {
-    auto prepared = PreparedTraining::prepare(source, metric, job.train_chunk_rows, job.train_cache_bytes);
+    const std::int64_t chunk_rows = job.train_chunk_rows > 0 ? job.train_chunk_rows : default_chunk_rows(on_gpu);
+    auto prepared = PreparedTraining::prepare(source, metric, chunk_rows, job.train_cache_bytes);
     if (!prepared) return prepared.error();
     out.prepared = std::make_unique<PreparedTraining>(std::move(*prepared));
     out.shift = out.prepared->shift();

@@ -42,8 +42,10 @@ struct SearchableTraining {
   std::string mode;           // for the log
 };
 
-// Collective: the chunks every query tile is searched against.
-Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, const mpi::Comm& comm);
+// Collective: the chunks every query tile is searched against, on a GPU (`on_gpu`) or
+// the CPU.
+Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, bool on_gpu,
+                                      const mpi::Comm& comm);
 
 // This rank's query rows: every row on one rank; on several, blocks balanced by valid
 // pixels (counted from the draw's mask, or estimated from a sample of rows).

@@ -146,7 +146,7 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
                  fmt::format("k = {} but the training set has only {} rows", job.classify.k, training->rows())};
   auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
   if (!device) return device.error();
-  auto search = searchable(*training, job, comm);
+  auto search = searchable(*training, job, *device >= 0, comm);
   if (!search) return search.error();
 
   KnnJobResult result;

@@ -34,7 +34,7 @@ struct KnnJob {
   // instead of computing the scene's own (a campaign-wide basis).
   std::string mnf_stats;
   ClassifyOptions classify;
-  std::int64_t train_chunk_rows = 8192;                  // training rows per search chunk
+  std::int64_t train_chunk_rows = 0;  // training rows per search chunk; 0: the backend's (rank_training.cpp)
   std::int64_t train_cache_bytes = std::int64_t{1} << 30;  // above this, training streams from its source
   ShardMode shard_mode = ShardMode::automatic;  // several ranks: ring or allgather of the training shards
   // The ranks that share this job; null = every rank (the world). A job runner that gives
