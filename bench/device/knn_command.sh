@@ -2,8 +2,8 @@
 # (docs/PERFORMANCE.md, "The KNN command"): a scene of 10^6 pixels x 224 bands float32
 # BIP (uniform random in [0, 1)) and a training file of 10^5 rows and 16 classes drawn
 # from a second such scene, k in HB_KNN_COMMAND_K (default 10 1024), class map only
-# (votes on the GPU) and with --neighbors; the baseline binary beside this build when
-# the bundle carries one. Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
+# (votes on the GPU) and, for k in HB_KNN_COMMAND_LISTS (default 10 1024), with
+# --neighbors; the baseline binary beside this build when the bundle carries one. Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
 kdir=$work/knn_command; mkdir -p "$kdir"
 python3 - "$kdir" <<'PY'
 import sys, numpy as np
@@ -26,7 +26,8 @@ log "knn command: scene 10^6 x 224 float32, training file of $(python3 -c "print
 for k in ${HB_KNN_COMMAND_K:-10 1024}; do
   for cli in hyperbatch hyperbatch_base; do
     [[ -x $bin/$cli ]] || continue
-    for neighbors in "" "--neighbors"; do
+    lists=""; [[ " ${HB_KNN_COMMAND_LISTS:-10 1024} " == *" $k "* ]] && lists="--neighbors"
+    for neighbors in "" $lists; do
       rm -f "$kdir/out.h5"
       log_file=$out/knn_command_${cli}_$k${neighbors:+_lists}.log
       t0=$(now)
@@ -34,7 +35,10 @@ for k in ${HB_KNN_COMMAND_K:-10 1024}; do
         --backend cuda $neighbors > "$log_file" 2>&1; rc=$?
       took=$(since $t0)
       pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
-      log "knn command k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass"
+      pick=$(grep -oE "k-selection by timed probe on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
+      gpu=$(grep -oE "[0-9.]+ s searching" "$log_file" | head -1)
+      log "knn command k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass," \
+        "method ${pick:-fast}, GPU ${gpu:-?}"
       [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_$k.h5" 2>/dev/null
     done
   done

@@ -2,10 +2,9 @@
 # process, no launcher) five times, by this build and the baseline binary when the bundle
 # carries one; then process start to the first MNF tile done (the provisional mean's tile,
 # logged with -v) on a 2048-line scene: one process with no launcher, and every rank of
-# `mpirun -np G` for G = 1 and every GPU of the host. Each as hyperbatch sees the GPUs
-# itself (a job of one rank narrows to its own) and with CUDA_VISIBLE_DEVICES narrowed to
-# the rank's own GPU from outside, as srun --gpu-bind does; the components must stay the
-# same bytes.
+# `mpirun -np G` for G = 1 and every GPU of the host, by this build, the baseline and
+# this build narrowed from outside; the components must stay the same bytes. Then NCCL
+# between ranks that each see one GPU.
 dir=$work/startup; rm -rf "$dir"; mkdir -p "$dir"
 "$bin/hyperbatch" -q synth -o "$dir/s.hdr" --lines 2048 --samples 677 --bands 224 --classes 4 --seed 1 > /dev/null
 cat "$dir/s.img" > /dev/null
@@ -48,21 +47,28 @@ exec "$@"
 SH
 chmod +x "$dir/own_gpu.sh"
 
-for narrow in no yes; do
-  wrap=(); [[ $narrow == yes ]] && wrap=("$dir/own_gpu.sh")
-  shown=$([[ $narrow == yes ]] && echo "own GPU shown from outside" || echo "GPUs as hyperbatch sees them")
+# Contenders: this build (every rank narrows to its own GPU), the baseline binary (a
+# job of one rank narrows; several ranks see every GPU), and this build narrowed from
+# outside, as srun --gpu-bind does.
+for run in self base outside; do
+  cli=hyperbatch; wrap=()
+  case $run in
+    self) shown="this build";;
+    base) cli=hyperbatch_base; shown="baseline"; [[ -x $bin/$cli ]] || continue;;
+    outside) wrap=("$dir/own_gpu.sh"); shown="own GPU shown from outside";;
+  esac
   for i in 1 2 3; do
     t0=$(now)
-    "${wrap[@]}" "$bin/hyperbatch" -v mnf "$dir/s.hdr" -o "$dir/one_$narrow.h5" --components 10 --backend cuda \
-      > "$out/startup_one_${narrow}_$i.log" 2>&1
+    "${wrap[@]}" "$bin/$cli" -v mnf "$dir/s.hdr" -o "$dir/one_$run.h5" --components 10 --backend cuda \
+      > "$out/startup_one_${run}_$i.log" 2>&1
     log "startup: no launcher, $shown: first tile (from launch/process start)" \
-      "$(first_tiles "$t0" "$out/startup_one_${narrow}_$i.log") s, whole $(since "$t0") s"
+      "$(first_tiles "$t0" "$out/startup_one_${run}_$i.log") s, whole $(since "$t0") s"
   done
   for ranks in 1 "$gpus"; do
     for i in 1 2; do
       t0=$(now)
-      mpirun -np "$ranks" --bind-to none --output-filename "$dir/mpi_out" "${wrap[@]}" "$bin/hyperbatch" -v mnf \
-        "$dir/s.hdr" -o "$dir/ranks_${ranks}_$narrow.h5" --components 10 --backend cuda > /dev/null 2>&1; rc=$?
+      mpirun -np "$ranks" --bind-to none --output-filename "$dir/mpi_out" "${wrap[@]}" "$bin/$cli" -v mnf \
+        "$dir/s.hdr" -o "$dir/ranks_${ranks}_$run.h5" --components 10 --backend cuda > /dev/null 2>&1; rc=$?
       # shellcheck disable=SC2046 # one log path per rank
       log "startup: mpirun -np $ranks, $shown: rc=$rc first tiles (from launch/process start)" \
         "$(first_tiles "$t0" $(find "$dir/mpi_out" -name stderr | sort)) s, whole $(since "$t0") s"
@@ -70,9 +76,20 @@ for narrow in no yes; do
     done
   done
 done
+# NCCL between ranks that each see only their own GPU: the DeviceComm test, and the
+# transports NCCL chose (NCCL_DEBUG=INFO).
+if [[ -x $bin/test_device_comm ]]; then
+  mpirun -np "$gpus" --bind-to none -x NCCL_DEBUG=INFO "$dir/own_gpu.sh" "$bin/test_device_comm" --gtest_brief=1 \
+    > "$out/startup_nccl_narrowed.log" 2>&1; rc=$?
+  log "startup: test_device_comm, $gpus ranks each shown its own GPU: rc=$rc" \
+    "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/startup_nccl_narrowed.log" | sort -u | tr '\n' ' ')" \
+    "transports: $(grep -oE 'via (P2P/[A-Za-z/]+|SHM[A-Za-z/]*|NET/[A-Za-z0-9/]+)' "$out/startup_nccl_narrowed.log" \
+      | sort | uniq -c | tr -s ' ' | paste -sd, )"
+fi
 # The components as ENVI bytes (export), each against the one process's own.
-"$bin/hyperbatch" -q export "$dir/one_no.h5" -o "$dir/ref.hdr" > /dev/null
-for f in "$dir"/ranks_*_*.h5 "$dir"/one_yes.h5; do
+"$bin/hyperbatch" -q export "$dir/one_self.h5" -o "$dir/ref.hdr" > /dev/null
+for f in "$dir"/ranks_*_*.h5 "$dir"/one_outside.h5 "$dir"/one_base.h5; do
+  [[ -f $f ]] || continue
   rm -f "$dir"/cmp.*; "$bin/hyperbatch" -q export "$f" -o "$dir/cmp.hdr" > /dev/null
   cmp -s "$dir/ref.img" "$dir/cmp.img" && same=same || same=DIFFERENT
   log "startup: $(basename "$f") components against one process's: $same bytes"

@@ -1,10 +1,14 @@
-// mpi::DeviceComm under real ranks, one GPU each (CUDA builds; skips without enough
-// GPUs, as in CI): NCCL bootstrapped over MPI sums, broadcasts and passes a ring step
+// mpi::DeviceComm under real ranks, one GPU each (CUDA builds; skips without a GPU of
+// its own for every rank, as in CI): NCCL bootstrapped over MPI sums, broadcasts and passes a ring step
 // on device buffers, with exact values.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mpi/comm.hpp"
@@ -13,14 +17,33 @@
 namespace hb::mpi {
 namespace {
 
+// The PCI bus ids of every rank's device, in rank order ("" for none).
+std::vector<std::string> bus_ids(const Comm& world, int device) {
+  char id[32] = {};
+  if (device >= 0 && cudaDeviceGetPCIBusId(id, sizeof(id), device) != cudaSuccess) id[0] = '\0';
+  const std::string mine = std::string(id) + '\n';
+  const auto all = world.allgather_bytes(std::as_bytes(std::span(mine)));
+  std::vector<std::string> ids;
+  std::string line;
+  for (const std::byte b : all)
+    if (static_cast<char>(b) == '\n') ids.push_back(std::exchange(line, {}));
+    else line += static_cast<char>(b);
+  return ids;
+}
+
 class DeviceCommTest : public ::testing::Test {
  protected:
+  // Each rank takes the device of its local rank among those it sees: all of the host's,
+  // or only its own (CUDA_VISIBLE_DEVICES narrowed per rank, as hyperbatch and srun
+  // --gpu-bind do; NCCL then reaches GPUs the process cannot see).
   void SetUp() override {
     int devices = 0;
     const auto where = placement(world_);
-    const bool enough = cudaGetDeviceCount(&devices) == cudaSuccess && devices > where.local_rank;
-    if (world_.any(!enough)) GTEST_SKIP() << "no CUDA device for every rank";
-    auto comm = DeviceComm::create(world_, where.local_rank);
+    const int device = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 ? where.local_rank % devices : -1;
+    const auto ids = bus_ids(world_, device);
+    const std::set<std::string> distinct(ids.begin(), ids.end());
+    if (distinct.size() != ids.size() || distinct.count("") > 0) GTEST_SKIP() << "no CUDA device of its own for every rank";
+    auto comm = DeviceComm::create(world_, device);
     ASSERT_TRUE(comm.ok()) << comm.error().line();
     comm_ = std::move(*comm);
   }
