@@ -1,7 +1,7 @@
 # Device part (sourced by bench/run_device.sh): start-up, issue 27's goal 4. `info` (one
 # process, no launcher) five times, by this build and the baseline binary when the bundle
 # carries one; then process start to the first MNF tile done (the provisional mean's tile,
-# logged with -v) on a 2048-line scene: one process with no launcher, and every rank of
+# logged with -v by each rank before the ranks balance rows) on a 2048-line scene: one process with no launcher, and every rank of
 # `mpirun -np G` for G = 1 and every GPU of the host, by this build, the baseline and
 # this build narrowed from outside; the components must stay the same bytes. Then NCCL
 # between ranks that each see one GPU.
@@ -72,6 +72,10 @@ for run in self base outside; do
       # shellcheck disable=SC2046 # one log path per rank
       log "startup: mpirun -np $ranks, $shown: rc=$rc first tiles (from launch/process start)" \
         "$(first_tiles "$t0" $(find "$dir/mpi_out" -name stderr | sort)) s, whole $(since "$t0") s"
+      # Every rank's log of the last run, for where its seconds went.
+      for f in $(find "$dir/mpi_out" -name stderr | sort); do
+        cp "$f" "$out/startup_${run}_np${ranks}_rank$(basename "$(dirname "$f")").log"
+      done
       rm -rf "$dir/mpi_out"
     done
   done

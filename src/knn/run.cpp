@@ -146,8 +146,10 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
                  fmt::format("k = {} but the training set has only {} rows", job.classify.k, training->rows())};
   auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
   if (!device) return device.error();
+  const double device_seconds = clock.lap();
   auto search = searchable(*training, job, *device >= 0, comm);
   if (!search) return search.error();
+  const double searchable_seconds = clock.lap();
 
   KnnJobResult result;
   RunReport& report = result.report;
@@ -161,8 +163,11 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   auto block = query_block(**cube, selection, tile_rows, training->valid, comm);
   if (!block) return block.error();
   HB_TRY(hold_truth_rows(*truth, *block, job.truth, shape, comm));
+  const double blocks_seconds = clock.lap();
   spdlog::info("knn rank {}: truth {:.3f} s, training {:.3f} s, set-up and blocks {:.3f} s", comm.rank(),
-               truth_seconds, training_seconds, clock.lap());
+               truth_seconds, training_seconds, device_seconds + searchable_seconds + blocks_seconds);
+  spdlog::debug("knn rank {} set-up: binding the device {:.3f} s, training prepared for the search {:.3f} s, "
+                "outputs and query blocks {:.3f} s", comm.rank(), device_seconds, searchable_seconds, blocks_seconds);
 
   // A training file's pixels are another scene's: every labelled pixel is evaluated.
   const auto& set = training->set;

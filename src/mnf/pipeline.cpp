@@ -176,6 +176,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   const mpi::TileGrid grid{info.shape.lines, mpi::balance_rows(info.shape.lines, rows, comm.size(), granule)};
   auto shift = provisional_mean(cube, ops, stats.rules);
   if (!shift) return shift.error();
+  spdlog::debug("statistics pass: provisional mean (this rank's first tile) {:.3f} s", clock.seconds());
   auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
   if (!estimate) return estimate.error();
   const Decomposition blocks = balance(grid, std::move(*estimate), info.shape.samples, comm.size());
