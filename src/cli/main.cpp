@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <memory>
 #include <new>
 #include <set>
 #include <string>
@@ -106,8 +105,9 @@ namespace {
   std::_Exit(code);
 }
 
-// The command: its exit code, with its files closed and MPI ended.
-int run(int argc, char** argv) {
+}  // namespace
+
+int main(int argc, char** argv) {
   hb::cli::stop_cleanly_on_signals();
   // MPI starts here only under a launcher; a process of its own is one rank without MPI.
   hb::mpi::Runtime mpi_runtime(&argc, &argv);
@@ -190,17 +190,4 @@ int run(int argc, char** argv) {
     return status.error().exit_code();
   }
   return hb::cli::kExitUsage;
-}
-
-}  // namespace
-
-// What run() leaves is process-wide state the system reclaims at exit anyway: the CUDA
-// context with every device allocation, pinned host memory kept for reuse (unpinned page
-// by page), the libraries' caches. Their destructors are skipped; logs and streams are
-// flushed first.
-int main(int argc, char** argv) {
-  const int code = run(argc, argv);
-  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
-  std::fflush(nullptr);
-  std::_Exit(code);
 }
