@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -11,6 +13,30 @@ namespace hb::knn {
 namespace {
 
 constexpr std::int64_t kShiftRowsPerThread = 4096;
+constexpr std::int64_t kSumRowsPerBlock = 4096;
+constexpr std::int64_t kReadRows = 8192;  // rows read at a time by the streaming pass
+
+// Adds `count` rows to `sum`, blocks of them on every core: fixed-point sums are exact, so
+// the bits do not depend on the split. A bad value fails with the first bad row's error.
+Status add_in_parallel(FixedSum& sum, const float* rows, std::int64_t count, std::int64_t dims,
+                       const std::string& source, std::int64_t first_row) {
+  const std::int64_t blocks = (count + kSumRowsPerBlock - 1) / kSumRowsPerBlock;
+  std::vector<FixedSum> partial(static_cast<std::size_t>(blocks), FixedSum(dims));
+  std::vector<Status> status(static_cast<std::size_t>(blocks));
+  parallel_for(blocks, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t b = begin; b < end; ++b) {
+      const std::int64_t first = b * kSumRowsPerBlock;
+      const std::int64_t n = std::min(kSumRowsPerBlock, count - first);
+      status[static_cast<std::size_t>(b)] =
+          partial[static_cast<std::size_t>(b)].add(rows + first * dims, n, source, first_row + first);
+    }
+  });
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    HB_TRY(status[static_cast<std::size_t>(b)]);
+    sum.add(partial[static_cast<std::size_t>(b)]);
+  }
+  return {};
+}
 
 void shift_rows(float* rows, std::int64_t count, const std::vector<double>& shift) {
   const auto dims = static_cast<std::int64_t>(shift.size());
@@ -67,26 +93,30 @@ std::vector<double> FixedSum::mean(std::int64_t count) const {
 }
 
 Result<PreparedTraining> PreparedTraining::prepare(const classify::TrainingSource& source, Metric metric,
-                                                   std::int64_t chunk_rows, std::int64_t cache_bytes) {
+                                                   std::int64_t cache_bytes) {
   PreparedTraining t;
   t.source_ = &source;
   t.count_ = source.count();
   t.dims_ = source.dims();
-  t.chunk_rows_ = std::max<std::int64_t>(1, std::min(chunk_rows, std::max<std::int64_t>(t.count_, 1)));
+  t.set_chunk_rows(t.count_);
   t.cached_ = t.count_ * t.dims_ * 4 <= cache_bytes;
   t.shift_.assign(static_cast<std::size_t>(t.dims_), 0.0);
   if (t.count_ == 0) return t;
 
   // Training mean, one streaming pass (the cached case reads everything once), summed
   // exactly in fixed point so that shards summed on any number of ranks agree bitwise.
-  std::vector<float> buffer(static_cast<std::size_t>(t.chunk_rows_ * t.dims_));
-  if (t.cached_) t.rows_.resize(static_cast<std::size_t>(t.count_ * t.dims_));
   FixedSum sum(t.dims_);
-  for (std::int64_t first = 0; first < t.count_; first += t.chunk_rows_) {
-    const std::int64_t rows = std::min(t.chunk_rows_, t.count_ - first);
-    float* out = t.cached_ ? t.rows_.data() + first * t.dims_ : buffer.data();
-    HB_TRY(source.read(first, rows, out));
-    HB_TRY(sum.add(out, rows, source.name(), first));
+  if (t.cached_) {
+    t.rows_.resize(static_cast<std::size_t>(t.count_ * t.dims_));
+    HB_TRY(source.read(0, t.count_, t.rows_.data()));
+    HB_TRY(add_in_parallel(sum, t.rows_.data(), t.count_, t.dims_, source.name(), 0));
+  } else {
+    std::vector<float> buffer(static_cast<std::size_t>(std::min(kReadRows, t.count_) * t.dims_));
+    for (std::int64_t first = 0; first < t.count_; first += kReadRows) {
+      const std::int64_t rows = std::min(kReadRows, t.count_ - first);
+      HB_TRY(source.read(first, rows, buffer.data()));
+      HB_TRY(add_in_parallel(sum, buffer.data(), rows, t.dims_, source.name(), first));
+    }
   }
   if (metric_is_shift_invariant(metric)) t.shift_ = sum.mean(t.count_);
   if (t.cached_) shift_rows(t.rows_.data(), t.count_, t.shift_);

@@ -34,12 +34,14 @@ class FixedSum {
 };
 
 // Training rows ready for KnnSearch: shifted by the training mean (Euclidean only),
-// cut into chunks of at most `chunk_rows`; kept in memory when the whole set fits
-// `cache_bytes`, otherwise re-read from the source chunk by chunk.
+// cut into chunks of at most `chunk_rows` (set_chunk_rows; one chunk until then); kept
+// in memory when the whole set fits `cache_bytes`, otherwise re-read from the source
+// chunk by chunk.
 class PreparedTraining {
  public:
-  static Result<PreparedTraining> prepare(const classify::TrainingSource& source, Metric metric, std::int64_t chunk_rows,
+  static Result<PreparedTraining> prepare(const classify::TrainingSource& source, Metric metric,
                                           std::int64_t cache_bytes);
+  void set_chunk_rows(std::int64_t rows) { chunk_rows_ = std::max<std::int64_t>(1, std::min(rows, std::max<std::int64_t>(count_, 1))); }
 
   std::int64_t count() const { return count_; }
   std::int64_t dims() const { return dims_; }

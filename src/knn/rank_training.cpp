@@ -128,14 +128,12 @@ Result<std::vector<float>> all_training_rows(const RankTraining& training, const
   return gathered(read ? Result<std::vector<float>>(std::move(mine)) : Result<std::vector<float>>(read.error()), comm);
 }
 
-Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, bool on_gpu,
-                                      const mpi::Comm& comm) {
+Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, const mpi::Comm& comm) {
   SearchableTraining out;
   const auto& source = *training.set.features;
   const Metric metric = job.classify.metric;
   if (!comm.is_parallel()) {
-    const std::int64_t chunk_rows = job.train_chunk_rows > 0 ? job.train_chunk_rows : default_chunk_rows(on_gpu);
-    auto prepared = PreparedTraining::prepare(source, metric, chunk_rows, job.train_cache_bytes);
+    auto prepared = PreparedTraining::prepare(source, metric, job.train_cache_bytes);
     if (!prepared) return prepared.error();
     out.prepared = std::make_unique<PreparedTraining>(std::move(*prepared));
     out.shift = out.prepared->shift();
@@ -156,6 +154,11 @@ Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob
                mode == ShardMode::ring ? "sharded round a ring" : "allgathered");
   out.chunks = shard_chunks(std::move(shard), dims, mode, comm);
   return out;
+}
+
+void size_chunks(SearchableTraining& search, const KnnJob& job, bool on_gpu) {
+  if (search.prepared)
+    search.prepared->set_chunk_rows(job.train_chunk_rows > 0 ? job.train_chunk_rows : default_chunk_rows(on_gpu));
 }
 
 Result<RowRange> query_block(const io::Cube& scene, const classify::BandSelection& selection, std::int64_t tile_rows,

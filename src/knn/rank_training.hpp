@@ -42,10 +42,12 @@ struct SearchableTraining {
   std::string mode;           // for the log
 };
 
-// Collective: the chunks every query tile is searched against, on a GPU (`on_gpu`) or
-// the CPU.
-Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, bool on_gpu,
-                                      const mpi::Comm& comm);
+// Collective: the chunks every query tile is searched against. Host work only, so that
+// it overlaps the start of the rank's CUDA context; size_chunks() then sizes them.
+Result<SearchableTraining> searchable(const RankTraining& training, const KnnJob& job, const mpi::Comm& comm);
+// Training rows per chunk for a search on a GPU (`on_gpu`) or the CPU: --train-chunk-rows,
+// else the backend's. A rank's shard of several is searched whole.
+void size_chunks(SearchableTraining& search, const KnnJob& job, bool on_gpu);
 
 // This rank's query rows: every row on one rank; on several, blocks balanced by valid
 // pixels (counted from the draw's mask, or estimated from a sample of rows).

@@ -123,8 +123,9 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (job.features.kind == classify::FeatureSpec::Kind::mnf && job.features_scene.empty())
     return run_on_mnf_components(job, comm, progress);
   // The host passes below share this node's cores with its other ranks. The GPU is bound
-  // after them: binding waits for this rank's CUDA context, which main's warm-up thread
-  // makes meanwhile (0.3 s of every two-GPU run went to waiting for it here).
+  // after them, the training set's preparation included: binding waits for this rank's
+  // CUDA context, which main's warm-up thread makes meanwhile (0.3 s of every two-GPU run
+  // went to waiting for it here).
   share_host_threads(mpi::placement(comm).local_size);
   auto cube = io::open_cube(job.features_scene.empty() ? job.scene : job.features_scene);
   HB_TRY(mpi::agree(cube ? Status{} : Status{cube.error()}, comm));
@@ -144,12 +145,13 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   if (job.classify.k > training->rows())
     return Error{ErrorKind::usage, {}, "-k",
                  fmt::format("k = {} but the training set has only {} rows", job.classify.k, training->rows())};
+  auto search = searchable(*training, job, comm);  // host work while the CUDA context starts
+  if (!search) return search.error();
+  const double searchable_seconds = clock.lap();
   auto device = rank_device(job.classify.backend, comm);  // each rank's search on its own GPU
   if (!device) return device.error();
   const double device_seconds = clock.lap();
-  auto search = searchable(*training, job, *device >= 0, comm);
-  if (!search) return search.error();
-  const double searchable_seconds = clock.lap();
+  size_chunks(*search, job, *device >= 0);
 
   KnnJobResult result;
   RunReport& report = result.report;
@@ -166,8 +168,8 @@ Result<KnnJobResult> run_knn_job(const KnnJob& job, const ProgressFn& progress) 
   const double blocks_seconds = clock.lap();
   spdlog::info("knn rank {}: truth {:.3f} s, training {:.3f} s, set-up and blocks {:.3f} s", comm.rank(),
                truth_seconds, training_seconds, device_seconds + searchable_seconds + blocks_seconds);
-  spdlog::debug("knn rank {} set-up: binding the device {:.3f} s, training prepared for the search {:.3f} s, "
-                "outputs and query blocks {:.3f} s", comm.rank(), device_seconds, searchable_seconds, blocks_seconds);
+  spdlog::debug("knn rank {} set-up: training prepared for the search {:.3f} s, binding the device {:.3f} s, "
+                "outputs and query blocks {:.3f} s", comm.rank(), searchable_seconds, device_seconds, blocks_seconds);
 
   // A training file's pixels are another scene's: every labelled pixel is evaluated.
   const auto& set = training->set;

@@ -197,7 +197,8 @@ Output classify(const Scene& scene, Mode mode, knn::Metric metric,
   classify::TrainingSet training;
   training.features = classify::memory_training_source(*features, selection.dims(), "scene");
   for (const auto p : split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
-  auto prepared = knn::PreparedTraining::prepare(*training.features, metric, 7, std::int64_t{1} << 30);
+  auto prepared = knn::PreparedTraining::prepare(*training.features, metric, std::int64_t{1} << 30);
+  prepared->set_chunk_rows(7);
   knn::ClassifyOptions options;
   options.k = 5;
   options.metric = metric;

@@ -77,8 +77,9 @@ inline void expect_duplicates_at_exactly_zero(const SearchFactory& make, std::in
     for (const std::int64_t copy : {100 + g, 200 + g})
       std::copy_n(train.begin() + (20 + g) * dims, dims, train.begin() + copy * dims);
   auto source = classify::memory_training_source(train, dims, "dups");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 128, 1 << 20);
+  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1 << 20);
   ASSERT_TRUE(prepared.ok());
+  prepared->set_chunk_rows(128);
   std::vector<float> queries(train.begin() + 20 * dims, train.begin() + (20 + kGroups) * dims);
   prepared->prepare_queries(queries.data(), kGroups);
   for (const auto method : explicit_methods()) {
@@ -108,8 +109,9 @@ inline void expect_centred_radiances_within_rounding(const SearchFactory& make, 
   auto queries = random_radiances(kQueries, dims, 21);
   const auto train_raw = random_radiances(train_rows, dims, 22);
   auto source = classify::memory_training_source(train_raw, dims, "radiances");
-  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 1024, 0);
+  auto prepared = PreparedTraining::prepare(*source, Metric::euclidean, 0);
   ASSERT_TRUE(prepared.ok());
+  prepared->set_chunk_rows(1024);
   ASSERT_FALSE(prepared->cached());
   auto centred = queries;
   prepared->prepare_queries(centred.data(), kQueries);

@@ -84,8 +84,9 @@ Run classify(const Scene& scene, ClassifyOptions options, std::int64_t chunk_row
   classify::TrainingSet training;
   training.features = classify::memory_training_source(*features, selection.dims(), "scene");
   for (const auto p : run.split.train) training.labels.push_back(scene.truth[static_cast<std::size_t>(p)]);
-  auto prepared = PreparedTraining::prepare(*training.features, options.metric, chunk_rows, cache_bytes);
+  auto prepared = PreparedTraining::prepare(*training.features, options.metric, cache_bytes);
   EXPECT_TRUE(prepared.ok());
+  prepared->set_chunk_rows(chunk_rows);
   classify::EvaluationTally tally(scene.truth, run.split.train, 0, kSamples);
   const RowSink sink = [&](const ClassifiedRows& rows) -> Status {
     tally.add(rows.rows, rows.labels, rows.classified);
@@ -254,7 +255,7 @@ TEST(KnnScene, KLargerThanTheTrainingSetIsAClearError) {
   training.features = classify::memory_training_source(
       std::vector<float>(static_cast<std::size_t>(3 * selection.dims()), 1.0f), selection.dims(), "three rows");
   training.labels = {1, 2, 3};
-  auto prepared = PreparedTraining::prepare(*training.features, Metric::euclidean, 8192, 1 << 20);
+  auto prepared = PreparedTraining::prepare(*training.features, Metric::euclidean, 1 << 20);
   auto result = classify_scene(*scene.cube, selection, training, *prepared, options_k(4),
                                [](const ClassifiedRows&) -> Status { return {}; });
   ASSERT_FALSE(result.ok());
