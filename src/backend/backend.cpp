@@ -64,11 +64,12 @@ std::vector<std::string> gpus_shown() {
   return shown;
 }
 
-// A rank uses one GPU, the one its node-local rank picks (process_gpu()). Shown only
-// that one, the driver starts one device instead of every GPU of the host: process
-// start to the first tile fell from 1.1 s to 0.4 s on a host of four (docs/PERFORMANCE.md,
-// start-up). NCCL's peer-to-peer transport still reaches the other ranks' GPUs
-// (CUDA >= 10.1 maps memory of devices a process cannot see), as under srun --gpu-bind.
+// A job of one rank uses one GPU, the one its node-local rank picks (process_gpu()).
+// Shown only that one, the driver starts one device instead of every GPU of the host:
+// process start to the first tile fell from 1.1 s to 0.4 s on a host of four
+// (docs/PERFORMANCE.md, start-up). Ranks of a job keep what they are shown: four
+// processes starting the driver at once took 1.1 s each with every GPU shown and up to
+// 1.6 s each shown one, the driver's start being serialised between processes.
 [[maybe_unused]] void show_only_own_gpu() {
   const auto shown = gpus_shown();
   if (shown.size() <= 1) return;
@@ -86,11 +87,12 @@ int process_gpu() {
   return gpus > 0 ? std::max(0, mpi::launcher_local_rank()) % gpus : 0;
 }
 
-std::jthread warm_up_device() {
+std::jthread warm_up_device(int ranks) {
 #ifdef HB_HAVE_CUDA
-  show_only_own_gpu();  // before the thread: setenv must not race getenv
+  if (ranks == 1) show_only_own_gpu();  // before the thread: setenv must not race getenv
   return std::jthread([] { warm_up_cuda_context(process_gpu()); });
 #else
+  (void)ranks;
   return {};
 #endif
 }

@@ -58,9 +58,9 @@ bool cuda_compiled_in();
 // of a second), so that it overlaps the command's first host work; the thread joins
 // when it goes out of scope, and is empty without CUDA. Start it after MPI's start-up,
 // never during it: MPI_Init sets environment variables while cuInit reads them, and
-// getenv racing setenv crashed hyperbatch (a segfault in getenv under cuInit). It first
-// narrows CUDA_VISIBLE_DEVICES to the one GPU this rank uses (process_gpu()).
-std::jthread warm_up_device();
+// getenv racing setenv crashed hyperbatch (a segfault in getenv under cuInit). A job of
+// one rank (`ranks`) first narrows CUDA_VISIBLE_DEVICES to the one GPU it uses.
+std::jthread warm_up_device(int ranks);
 int cuda_device_count();  // 0 without HB_CUDA or without a GPU
 
 }  // namespace hb

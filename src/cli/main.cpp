@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   // The CUDA context starts on a thread while the command opens its inputs; a command
   // that cannot use the GPU does not wait for it at exit.
   if (const CLI::App* command = chosen_command(app); command != nullptr && may_use_device(*command))
-    device_warm_up = hb::warm_up_device();
+    device_warm_up = hb::warm_up_device(world.size());
 
   using hb::cli::Verbosity;
   hb::cli::configure_logging(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal,
