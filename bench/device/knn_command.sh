@@ -1,42 +1,64 @@
 # Device part: `hyperbatch knn` as a user runs it, against its kernels (bench_knn) and
-# PyTorch in the same call (docs/PERFORMANCE.md, "The KNN command"): for d in
-# HB_KNN_COMMAND_DIMS (default 224), a scene of 10^6 pixels x d bands float32 BIP
-# (uniform random in [0, 1)) and a training file of 10^5 rows and 16 classes drawn from a
-# second such scene; k in HB_KNN_COMMAND_K (default 10 1024), class map only (votes on
-# the GPU) and, for k in HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the
-# baseline binary beside this build when the bundle carries one. Then bench_knn (fast,
-# tensor and the probe's pick) and PyTorch on the same shapes. Sourced by
-# bench/run_device.sh ($bin, $out, $work, log/now/since).
+# PyTorch in the same call (docs/PERFORMANCE.md, "The KNN command"): for each kind of
+# data in HB_KNN_COMMAND_DATA (default uniform) and d in HB_KNN_COMMAND_DIMS (default
+# 224), a scene of 10^6 pixels x d bands and a training file of up to 10^5 rows and 16
+# classes drawn from a second such scene: uniform (float32 in [0, 1)), clustered (16
+# centres, float32) or spectra (`hyperbatch synth` scenes: int16 library mixtures); k in
+# HB_KNN_COMMAND_K (default 10 1024), class map only (votes on the GPU) and, for k in
+# HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the baseline binary beside
+# this build when the bundle carries one. Then bench_knn (fast, tensor and the probe's
+# pick) and PyTorch on the same shapes (uniform data). Sourced by bench/run_device.sh
+# ($bin, $out, $work, log/now/since).
 kdir=$work/knn_command
 ks=${HB_KNN_COMMAND_K:-10 1024}
 dims_list=${HB_KNN_COMMAND_DIMS:-224}
-for d in $dims_list; do
-rm -rf "$kdir"; mkdir -p "$kdir"
-python3 - "$kdir" "$d" <<'PY'
+# The scene ($kdir/scene.hdr) and training file ($kdir/train.h5) of KIND with D bands.
+knn_command_inputs() {
+  local kind=$1 d=$2
+  if [[ $kind == spectra ]]; then
+    "$bin/hyperbatch" -q synth -o "$kdir/scene.hdr" --lines 1000 --samples 1000 --bands "$d" --classes 16 --seed 1 \
+      > /dev/null
+    "$bin/hyperbatch" -q synth -o "$kdir/train_scene.hdr" --lines 1000 --samples 1000 --bands "$d" --classes 16 \
+      --seed 2 > /dev/null
+    mv "$kdir/train_scene_truth.hdr" "$kdir/train_truth.hdr"; mv "$kdir/train_scene_truth.img" "$kdir/train_truth.img"
+  else
+    python3 - "$kdir" "$d" "$kind" <<'PY'
 import sys, numpy as np
-out, d = sys.argv[1], int(sys.argv[2])
+out, d, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = np.random.default_rng(7)
 def envi(path, lines, samples, bands, code):
     open(path + ".hdr", "w").write(
         f"ENVI\nsamples = {samples}\nlines = {lines}\nbands = {bands}\nheader offset = 0\n"
         f"file type = ENVI Standard\ndata type = {code}\ninterleave = bip\nbyte order = 0\n")
-rng.random((1000 * 1000 * d,), dtype=np.float32).tofile(out + "/scene.img")
+centres = rng.random((16, d), dtype=np.float32)
+def rows(n, labels):
+    if kind == "uniform":
+        return rng.random((n, d), dtype=np.float32)
+    return centres[labels - 1] + np.float32(0.05) * rng.standard_normal((n, d), dtype=np.float32)
+rows(1000 * 1000, rng.integers(1, 17, 1000 * 1000)).tofile(out + "/scene.img")
 envi(out + "/scene", 1000, 1000, d, 4)
-rng.random((1000 * 100 * d,), dtype=np.float32).tofile(out + "/train_scene.img")
+labels = (np.arange(100000) % 16 + 1).astype(np.uint8)
+rows(100000, labels).tofile(out + "/train_scene.img")
 envi(out + "/train_scene", 1000, 100, d, 4)
-(np.arange(100000) % 16 + 1).astype(np.uint8).tofile(out + "/train_truth.img")
+labels.tofile(out + "/train_truth.img")
 envi(out + "/train_truth", 1000, 100, 1, 1)
 PY
-"$bin/hyperbatch" -q knn "$kdir/train_scene.hdr" --truth "$kdir/train_truth.hdr" --train-per-class 6250 -k 1 \
-  -o "$kdir/train_map.hdr" --save-training "$kdir/train.h5" --backend cuda > /dev/null 2>&1
-log "knn command: scene 10^6 x $d float32, training file of $(python3 -c "print(6250 * 16)") rows: rc=$?"
+  fi
+  "$bin/hyperbatch" -q knn "$kdir/train_scene.hdr" --truth "$kdir/train_truth.hdr" --train-per-class 6250 -k 1 \
+    -o "$kdir/train_map.hdr" --save-training "$kdir/train.h5" --backend cuda > /dev/null 2>&1
+}
+for kind in ${HB_KNN_COMMAND_DATA:-uniform}; do
+for d in $dims_list; do
+rm -rf "$kdir"; mkdir -p "$kdir"
+knn_command_inputs "$kind" "$d"; rc=$?
+log "knn command: $kind scene 10^6 x $d, training file $(python3 -c "import h5py; print(h5py.File('$kdir/train.h5')['train/features'].shape[0])" 2>/dev/null || echo '?') rows: rc=$rc"
 for k in $ks; do
   for cli in hyperbatch hyperbatch_base; do
     [[ -x $bin/$cli ]] || continue
     lists=""; [[ " ${HB_KNN_COMMAND_LISTS-10 1024} " == *" $k "* ]] && lists="--neighbors"
     for neighbors in "" $lists; do
       rm -f "$kdir/out.h5"
-      log_file=$out/knn_command_${cli}_d${d}_k$k${neighbors:+_lists}.log
+      log_file=$out/knn_command_${cli}_${kind}_d${d}_k$k${neighbors:+_lists}.log
       t0=$(now)
       timeout 120 "$bin/$cli" -v knn "$kdir/scene.hdr" --train "$kdir/train.h5" -k "$k" -o "$kdir/out.h5" \
         --backend cuda $neighbors > "$log_file" 2>&1; rc=$?
@@ -44,15 +66,16 @@ for k in $ks; do
       pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
       pick=$(grep -oE "k-selection by timed probe on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
       gpu=$(grep -E "knn search on GPU" "$log_file" | grep -oE "[0-9.]+ s searching" | head -1)
-      log "knn command d=$d k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass," \
+      log "knn command $kind d=$d k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass," \
         "method ${pick:-fast}, GPU ${gpu:-?}"
       [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_$k.h5" 2>/dev/null
     done
   done
   if [[ -f $kdir/out_hyperbatch_base_$k.h5 ]]; then
     cmp -s "$kdir/out_hyperbatch_$k.h5" "$kdir/out_hyperbatch_base_$k.h5" && same=identical || same=DIFFER
-    log "knn command d=$d k=$k: class map file against the baseline: $same"
+    log "knn command $kind d=$d k=$k: class map file against the baseline: $same"
   fi
+done
 done
 done
 rm -rf "$kdir"
