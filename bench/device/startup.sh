@@ -1,10 +1,10 @@
 # Device part (sourced by bench/run_device.sh): start-up, issue 27's goal 4. `info` (one
 # process, no launcher) five times, by this build and the baseline binary when the bundle
 # carries one; then process start to the first MNF tile done (the provisional mean's tile,
-# logged with -v by each rank before the ranks balance rows) on a 2048-line scene: one process with no launcher, and every rank of
-# `mpirun -np G` for G = 1 and every GPU of the host, by this build, the baseline and
-# this build narrowed from outside; the components must stay the same bytes. Then NCCL
-# between ranks that each see one GPU.
+# logged with -v by each rank before the ranks balance rows) on a 2048-line scene: one
+# process with no launcher, and every rank of `mpirun -np G` for G = 1 and every GPU of
+# the host, by this build, the baseline and this build narrowed from outside; the
+# components must stay the same bytes. Then NCCL between ranks that each see one GPU.
 dir=$work/startup; rm -rf "$dir"; mkdir -p "$dir"
 "$bin/hyperbatch" -q synth -o "$dir/s.hdr" --lines 2048 --samples 677 --bands 224 --classes 4 --seed 1 > /dev/null
 cat "$dir/s.img" > /dev/null
@@ -47,9 +47,9 @@ exec "$@"
 SH
 chmod +x "$dir/own_gpu.sh"
 
-# Contenders: this build (every rank narrows to its own GPU), the baseline binary (a
-# job of one rank narrows; several ranks see every GPU), and this build narrowed from
-# outside, as srun --gpu-bind does.
+# Contenders: this build and the baseline binary (a job of one rank narrows to its GPU,
+# several ranks see every GPU), and this build with each rank narrowed from outside, as
+# srun --gpu-bind does.
 for run in self base outside; do
   cli=hyperbatch; wrap=()
   case $run in

@@ -1,8 +1,8 @@
 #include "src/backend/backend.hpp"
 
 #include <algorithm>
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "mpi/comm.hpp"
 #include "src/backend/cpu_backend.hpp"
 #include "src/backend/cuda_backend.hpp"
-#include "mpi/comm.hpp"
 
 namespace hb {
 

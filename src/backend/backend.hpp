@@ -40,8 +40,8 @@ class Backend {
 
 // This process's GPU: the one rank binding chose (set_process_gpu), else the GPU
 // numbered by the launcher's node-local rank (mpi::launcher_local_rank(); 0 outside a
-// launcher), modulo the visible GPUs. Every factory that
-// is not handed a device uses it, so that no rank lands on GPU 0 by default.
+// launcher), modulo the visible GPUs. Every factory that is not handed a device uses
+// it, so that no rank lands on GPU 0 by default.
 inline constexpr int kProcessGpu = -1;
 int process_gpu();
 void set_process_gpu(int device);

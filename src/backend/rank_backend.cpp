@@ -82,8 +82,8 @@ Result<int> rank_device(BackendKind kind, const mpi::Comm& comm) {
   if (kind == BackendKind::cpu) return -1;
   // Each rank takes the GPU numbered by its node-local rank modulo the GPUs it sees: all
   // of the host's, or only its own (a job of one rank narrowed by warm_up_device(), or
-  // srun --gpus-per-task with --gpu-bind, as `hyperbatch submit` asks; number 0). The pick is
-  // kept when no two ranks of a host land on the same physical GPU (by PCI bus id).
+  // srun --gpus-per-task with --gpu-bind, as `hyperbatch submit` asks; number 0). The
+  // pick is kept when no two ranks of a host land on the same physical GPU (PCI bus id).
   const int gpus = cuda_device_count();
   const int pick = gpus > 0 ? where.local_rank % gpus : -1;
   const bool own = picks_are_own(comm, where.host, pick);  // every rank takes part

@@ -142,7 +142,8 @@ Registered register_knn(CLI::App& root) {
       ->check(accepts::non_negative_integer());
   app->add_option("--shard-mode", o->shard_mode, "Several ranks: training shards go round a ring or are allgathered")
       ->check(accepts::one_of({"auto", "ring", "allgather"}));
-  app->add_option("--train-chunk-rows", job.train_chunk_rows, "Training rows per search chunk (default 8192 on the CPU, 131072 on a GPU)")
+  app->add_option("--train-chunk-rows", job.train_chunk_rows,
+                  "Training rows per search chunk (default 8192 on the CPU, 131072 on a GPU)")
       ->check(accepts::positive_integer());
   app->add_option("--backend", o->backend, "Where the search runs")->check(accepts::one_of({"auto", "cpu", "cuda"}));
   add_mask_options(*app, o->mask);

@@ -394,9 +394,10 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   // Columns of a slab: at most a quarter of the work budget; tensor's from k = 32 on, a
-  // block of training rows of `dims` bands filling at most a third of the L2 (kTensorRows),
-  // and at least 16 k columns, so that the filter's sampled bound holds for the first
-  // block (it gives up where a row's 2048 samples would need more than a quarter of them).
+  // block of training rows of `dims` bands filling at most a third of the L2 (see
+  // kTensorL2Share), and at least 16 k columns, so that the filter's sampled bound holds
+  // for the first block (it gives up where a row's 2048 samples would need more than a
+  // quarter of them).
   int slab_cols(SelectMethod method, int k, std::int64_t dims) const {
     const bool large = method == SelectMethod::tensor || k > kk::fused_warp_max_k();
     const std::int64_t bytes = options_.fast_slab_bytes > 0
@@ -404,10 +405,10 @@ class CudaKnnSearch final : public KnnSearch {
                                    : std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
     const int most = static_cast<int>(
         std::clamp<std::int64_t>(bytes / 4 / slab_rows(method, k) / 1024 * 1024, 1024, 1 << 20));
-    if (method != SelectMethod::tensor || k < kTensorBlocksFromK || options_.fast_slab_bytes > 0 || l2_bytes_ <= 0)
-      return most;
-    const std::int64_t in_l2 = l2_bytes_ / kTensorL2Share / (4 * dims);
-    return static_cast<int>(std::clamp<std::int64_t>(std::max(in_l2, 16 * std::int64_t{k}) / 1024 * 1024, 1024, most));
+    const bool blocks = method == SelectMethod::tensor && k >= kTensorBlocksFromK && options_.fast_slab_bytes <= 0;
+    if (!blocks || l2_bytes_ <= 0) return most;
+    const std::int64_t in_l2 = std::max(l2_bytes_ / kTensorL2Share / (4 * dims), 16 * std::int64_t{k});
+    return static_cast<int>(std::clamp<std::int64_t>(in_l2 / 1024 * 1024, 1024, most));
   }
 
   // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).

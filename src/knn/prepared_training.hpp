@@ -3,6 +3,7 @@
 // into chunks.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -41,7 +42,9 @@ class PreparedTraining {
  public:
   static Result<PreparedTraining> prepare(const classify::TrainingSource& source, Metric metric,
                                           std::int64_t cache_bytes);
-  void set_chunk_rows(std::int64_t rows) { chunk_rows_ = std::max<std::int64_t>(1, std::min(rows, std::max<std::int64_t>(count_, 1))); }
+  void set_chunk_rows(std::int64_t rows) {
+    chunk_rows_ = std::max<std::int64_t>(1, std::min(rows, std::max<std::int64_t>(count_, 1)));
+  }
 
   std::int64_t count() const { return count_; }
   std::int64_t dims() const { return dims_; }

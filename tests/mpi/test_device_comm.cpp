@@ -1,6 +1,6 @@
 // mpi::DeviceComm under real ranks, one GPU each (CUDA builds; skips without a GPU of
-// its own for every rank, as in CI): NCCL bootstrapped over MPI sums, broadcasts and passes a ring step
-// on device buffers, with exact values.
+// its own for every rank, as in CI): NCCL bootstrapped over MPI sums, broadcasts and
+// passes a ring step on device buffers, with exact values.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
