@@ -2,13 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <cstdlib>
-#include <filesystem>
-#include <iterator>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "mpi/comm.hpp"
 #include "src/backend/cpu_backend.hpp"
@@ -43,38 +39,19 @@ namespace {
 
 std::atomic<int> g_process_gpu{kProcessGpu};
 
-// The GPUs CUDA would show this process, as CUDA_VISIBLE_DEVICES entries, read without
-// starting CUDA: the variable's entries, else an index for each GPU the driver lists.
-std::vector<std::string> gpus_shown() {
-  std::vector<std::string> shown;
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    const std::string list = visible;
-    for (std::size_t at = 0; at < list.size();) {
-      const std::size_t end = std::min(list.find(',', at), list.size());
-      if (end > at) shown.push_back(list.substr(at, end - at));
-      at = end + 1;
-    }
-    return shown;
-  }
-  std::error_code error;
-  const std::filesystem::directory_iterator gpus("/proc/driver/nvidia/gpus", error);
-  if (error) return shown;
-  const auto count = std::distance(std::filesystem::begin(gpus), std::filesystem::end(gpus));
-  for (std::ptrdiff_t i = 0; i < count; ++i) shown.push_back(std::to_string(i));
-  return shown;
-}
-
-// A job of one rank uses one GPU, the one its node-local rank picks (process_gpu()).
-// Shown only that one, the driver starts one device instead of every GPU of the host:
-// process start to the first tile fell from 1.1 s to 0.4 s on a host of four
-// (docs/PERFORMANCE.md, start-up). Ranks of a job keep what they are shown: four
+// A job of one rank uses one GPU, its GPU 0 (launcher local rank 0; a process of
+// another local rank keeps what it is shown). Shown only that one (the first entry of
+// CUDA_VISIBLE_DEVICES, or "0"), the driver starts one device instead of every GPU of
+// the host: process start to the first tile fell from 1.1 s to 0.4 s on a host of four
+// (docs/PERFORMANCE.md, start-up). Ranks of a larger job keep what they are shown: four
 // processes starting the driver at once took 1.1 s each with every GPU shown and up to
 // 1.6 s each shown one, the driver's start being serialised between processes.
-[[maybe_unused]] void show_only_own_gpu() {
-  const auto shown = gpus_shown();
-  if (shown.size() <= 1) return;
-  const auto local = static_cast<std::size_t>(std::max(0, mpi::launcher_local_rank()));
-  setenv("CUDA_VISIBLE_DEVICES", shown[local % shown.size()].c_str(), 1);
+[[maybe_unused]] void show_only_gpu_zero() {
+  if (mpi::launcher_local_rank() > 0) return;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string list = visible != nullptr ? visible : "0";
+  const std::string first = list.substr(0, list.find(','));
+  if (!first.empty()) setenv("CUDA_VISIBLE_DEVICES", first.c_str(), 1);
 }
 
 }  // namespace
@@ -89,7 +66,7 @@ int process_gpu() {
 
 std::jthread warm_up_device(int ranks) {
 #ifdef HB_HAVE_CUDA
-  if (ranks == 1) show_only_own_gpu();  // before the thread: setenv must not race getenv
+  if (ranks == 1) show_only_gpu_zero();  // before the thread: setenv must not race getenv
   return std::jthread([] { warm_up_cuda_context(process_gpu()); });
 #else
   (void)ranks;
