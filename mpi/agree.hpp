@@ -13,4 +13,9 @@ namespace hb::mpi {
 // the same kind saying "rank R (HOST) failed: CAUSE" for the lowest failing rank R.
 Status agree(Status local, const Comm& comm);
 
+// A one-rank command under a launcher: rank 0 passes its outcome, the other ranks wait
+// for it (sleeping, not spinning, so rank 0 keeps the cores) and return an error of the
+// same kind and line when it failed. With one rank, returns `root_outcome`.
+Status outcome_of_root(Status root_outcome, const Comm& comm);
+
 }  // namespace hb::mpi

@@ -14,9 +14,16 @@ namespace hb::cli {
 
 using Action = std::function<Status()>;
 
+// How a command uses the ranks a launcher started.
+enum class Ranks {
+  one,    // rank 0 runs it; the others wait for its outcome: one writer, one report
+  every,  // every rank runs it and the ranks divide the work (collective I/O, reductions)
+};
+
 struct Registered {
   CLI::App* app;
   Action action;
+  Ranks ranks = Ranks::one;
 };
 
 // Every subcommand, in the order `--help` lists them. A new command is its file (which

@@ -169,7 +169,8 @@ Registered register_knn(CLI::App& root) {
             progress.finish();
             if (mpi::Comm::world().is_root()) print_summary(*result, o->json);
             return {};
-          }};
+          },
+          Ranks::every};
 }
 
 }  // namespace hb::cli

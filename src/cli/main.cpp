@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/hdf5_handle.hpp"
+#include "mpi/agree.hpp"
 #include "mpi/comm.hpp"
 #include "src/backend/backend.hpp"
 #include "src/cli/commands.hpp"
@@ -105,6 +106,13 @@ namespace {
   std::_Exit(code);
 }
 
+// Runs `command` on the ranks it uses: a one-rank command runs on rank 0 alone (every
+// rank writing the same files would race on their names) and the others take its outcome.
+hb::Status run_on_its_ranks(const hb::cli::Registered& command, const hb::mpi::Comm& world) {
+  if (command.ranks == hb::cli::Ranks::every || !world.is_parallel()) return command.action();
+  return hb::mpi::outcome_of_root(world.is_root() ? command.action() : hb::Status{}, world);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,7 +171,7 @@ int main(int argc, char** argv) {
     if (!command.app->parsed()) continue;
     hb::Status status;
     try {
-      status = command.action();
+      status = run_on_its_ranks(command, world);
     } catch (const std::exception& e) {
       // An exception on one rank would leave the others waiting in a collective:
       // with several ranks, print the cause and abort the whole job.
@@ -175,12 +183,14 @@ int main(int argc, char** argv) {
       return code;
     }
     if (status.ok()) return hb::cli::kExitSuccess;
-    const bool usage = status.error().kind == hb::ErrorKind::usage;  // the same on every rank
-    if (usage && !world.is_root()) {  // rank 0 says it
+    // Usage errors are the same on every rank and a one-rank command's is rank 0's: rank 0 says it.
+    const bool said_by_root =
+        status.error().kind == hb::ErrorKind::usage || command.ranks == hb::cli::Ranks::one;
+    if (said_by_root && !world.is_root()) {
       hb::cli::exiting_with(status.error().exit_code());
       return status.error().exit_code();
     }
-    if (world.is_parallel() && !usage)
+    if (world.is_parallel() && !said_by_root)
       fmt::print(stderr, "hyperbatch: error on rank {} ({}): {}\n", world.rank(), hb::mpi::host_name(),
                  status.error().line());
     else

@@ -137,7 +137,7 @@ Registered register_reduce(CLI::App& root, mnf::Method method) {
   app->add_option("--backend", o->backend, "Where tiles are processed")->check(accepts::one_of({"auto", "cpu", "cuda"}));
   add_mask_options(*app, o->mask);
   add_units_option(*app, o->units, "Scenes with a scaling (gain/offset, .gain file): physical values or the stored numbers");
-  return {app, [o]() { return execute(*o); }};
+  return {app, [o]() { return execute(*o); }, Ranks::every};
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ Registered register_ortho(CLI::App& root) {
                          result->filled, result->empty, result->backend, result->seconds);
             }
             return {};
-          }};
+          },
+          Ranks::every};
 }
 
 }  // namespace hb::cli

@@ -92,7 +92,8 @@ Registered register_run(CLI::App& root) {
                            fmt::format("{} of {} scenes failed (see report.md); the others completed",
                                        outcome->failed_scenes, outcome->scenes)};
             return {};
-          }};
+          },
+          Ranks::every};
 }
 
 Registered register_submit(CLI::App& root) {

@@ -115,7 +115,8 @@ Registered register_sam(CLI::App& root) {
             progress.finish();
             if (mpi::Comm::world().is_root()) print_summary(*result);
             return {};
-          }};
+          },
+          Ranks::every};
 }
 
 }  // namespace hb::cli

@@ -5,7 +5,8 @@ Parts (--part): mnf (bitwise-equal statistics, eigenvalues and components for 1-
 ranks, several tile sizes, uneven blocks, a rank whose block is all fill, ENVI and HDF5
 in and out), knn (bitwise-equal class maps, ring and allgather modes), sam (bitwise-equal
 class maps, scores and per-class rules, ENVI and HDF5 out, with and without dedup),
-failure."""
+failure, one_rank (synth, ingest, export and info under a launcher: rank 0 runs them,
+the same bytes as one rank, said once)."""
 import argparse
 import os
 import re
@@ -31,7 +32,7 @@ def parse_args():
     p.add_argument("--cli", required=True)
     p.add_argument("--shared-data", required=True)
     p.add_argument("--mpiexec", required=True)
-    p.add_argument("--part", required=True, choices=["mnf", "knn", "sam", "failure"])
+    p.add_argument("--part", required=True, choices=["mnf", "knn", "sam", "failure", "one_rank"])
     return p.parse_args()
 
 
@@ -313,11 +314,41 @@ def part_failure(run, d):
     return checks + 1
 
 
+def part_one_rank(run, d):
+    """Commands that do not divide their work run on rank 0 alone under a launcher: the
+    same bytes as one rank, their report printed once, and a failure said in one line
+    with the command's exit code."""
+    run.serial("synth", "-o", f"{d}/one.hdr", "--lines", 60, "--samples", 20, "--bands", 12, "--seed", 5)
+    run.serial("ingest", f"{d}/one.hdr", "-o", f"{d}/one.h5")
+    run.serial("export", f"{d}/one.h5", "-o", f"{d}/one_back.hdr")
+    checks = 0
+    for ranks in (2, 3):
+        proc = run.mpi(ranks, "synth", "-o", f"{d}/m{ranks}.hdr", "--lines", 60, "--samples", 20, "--bands", 12,
+                       "--seed", 5, "--json")
+        assert len(proc.stdout.splitlines()) == 1, f"synth on {ranks} ranks printed: {proc.stdout}"
+        run.mpi(ranks, "ingest", f"{d}/m{ranks}.hdr", "-o", f"{d}/m{ranks}.h5")
+        run.mpi(ranks, "export", f"{d}/m{ranks}.h5", "-o", f"{d}/m{ranks}_back.hdr")
+        for one, many in (("one.img", f"m{ranks}.img"), ("one_truth.img", f"m{ranks}_truth.img"),
+                          ("one_back.img", f"m{ranks}_back.img")):
+            assert open(f"{d}/{one}", "rb").read() == open(f"{d}/{many}", "rb").read(), f"{many} differs"
+        with h5py.File(f"{d}/one.h5") as a, h5py.File(f"{d}/m{ranks}.h5") as b:
+            assert same_bits(a["cube"][()], b["cube"][()]), f"m{ranks}.h5 differs"
+        info = run.mpi(ranks, "info", f"{d}/one.h5", "--json")
+        assert info.stdout.count('"lines"') == 1, f"info on {ranks} ranks printed: {info.stdout}"
+        failed = run.mpi(ranks, "info", f"{d}/absent.hdr", expect=1)
+        errors = [line for line in failed.stderr.splitlines() if "hyperbatch: error" in line]
+        assert failed.returncode == 4 and len(errors) == 1 and "absent.hdr" in errors[0], failed.stderr[-2000:]
+        checks += 6
+    assert not [n for n in os.listdir(d) if ".tmp." in n], f"temporaries left: {os.listdir(d)}"
+    return checks
+
+
 def main():
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="hbmpi-") as d:
         run = Runner(args.cli, args.mpiexec, d)
-        checks = {"mnf": part_mnf, "knn": part_knn, "sam": part_sam, "failure": part_failure}[args.part](run, d)
+        checks = {"mnf": part_mnf, "knn": part_knn, "sam": part_sam, "failure": part_failure,
+              "one_rank": part_one_rank}[args.part](run, d)
     assert checks > 0, "nothing was checked"
     print(f"OK: {checks} comparisons")
 
