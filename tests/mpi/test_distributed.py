@@ -347,8 +347,9 @@ def main():
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="hbmpi-") as d:
         run = Runner(args.cli, args.mpiexec, d)
-        checks = {"mnf": part_mnf, "knn": part_knn, "sam": part_sam, "failure": part_failure,
-              "one_rank": part_one_rank}[args.part](run, d)
+        parts = {"mnf": part_mnf, "knn": part_knn, "sam": part_sam, "failure": part_failure,
+                 "one_rank": part_one_rank}
+        checks = parts[args.part](run, d)
     assert checks > 0, "nothing was checked"
     print(f"OK: {checks} comparisons")
 
