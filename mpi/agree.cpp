@@ -27,11 +27,11 @@ Status agree(Status local, const Comm& comm) {
 
 namespace {
 
-// Broadcasts `values` from rank 0; the other ranks poll with short sleeps: a blocking
-// MPI collective spins a core for as long as rank 0 works.
-void broadcast_from_root_patiently(std::span<std::int64_t> values, const Comm& comm) {
+// Returns once rank 0 arrives. The others poll a nonblocking barrier with short sleeps: a
+// blocking MPI call spins a core for as long as rank 0 works.
+void wait_patiently_for_root(const Comm& comm) {
   MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Ibcast(values.data(), static_cast<int>(values.size()), MPI_INT64_T, 0, comm.handle(), &request);
+  MPI_Ibarrier(comm.handle(), &request);
   if (comm.is_root()) {
     MPI_Wait(&request, MPI_STATUS_IGNORE);
     return;
@@ -47,13 +47,8 @@ void broadcast_from_root_patiently(std::span<std::int64_t> values, const Comm& c
 
 Status outcome_of_root(Status root_outcome, const Comm& comm) {
   if (!comm.is_parallel()) return root_outcome;
-  const bool root_ok = !comm.is_root() || root_outcome.ok();
-  std::int64_t kind[1] = {root_ok ? -1 : static_cast<std::int64_t>(root_outcome.error().kind)};
-  broadcast_from_root_patiently(kind, comm);
-  if (kind[0] < 0) return {};
-  const std::string line = comm.broadcast(comm.is_root() ? root_outcome.error().line() : std::string());
-  if (comm.is_root()) return root_outcome;
-  return Error{static_cast<ErrorKind>(kind[0]), {}, {}, line};
+  wait_patiently_for_root(comm);
+  return agree(comm.is_root() ? std::move(root_outcome) : Status{}, comm);
 }
 
 }  // namespace hb::mpi

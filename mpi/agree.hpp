@@ -14,8 +14,8 @@ namespace hb::mpi {
 Status agree(Status local, const Comm& comm);
 
 // A one-rank command under a launcher: rank 0 passes its outcome, the other ranks wait
-// for it (sleeping, not spinning, so rank 0 keeps the cores) and return an error of the
-// same kind and line when it failed. With one rank, returns `root_outcome`.
+// for it (sleeping, not spinning, so rank 0 keeps the cores), then agree() on it: rank 0
+// returns its own, the others "rank 0 (HOST) failed: CAUSE" of the same kind.
 Status outcome_of_root(Status root_outcome, const Comm& comm);
 
 }  // namespace hb::mpi
