@@ -39,7 +39,7 @@ def check_mnf_mean(folder):
     cube[mask == 1] = 32000  # masked pixels are outliers: they would move the mean
     ap.write_envi(os.path.join(folder, "scene.img"), cube)
     ap.write_envi(os.path.join(folder, "mask.img"), mask)
-    for ranks in (1, 3):
+    for ranks in sorted({1, clitest.most_ranks(BACKEND, 3)}):
         cli(folder, "mnf", "scene.hdr", "--mask", "mask.hdr", "-o", f"stats_{ranks}.h5", "--stats-only",
             "--backend", BACKEND, "--tile-rows", 4, ranks=ranks)
         with h5py.File(os.path.join(folder, f"stats_{ranks}.h5"), "r") as f:
@@ -57,7 +57,7 @@ def check_knn_mask(folder):
     mask[::4, ::3] = 1
     ap.write_envi(os.path.join(folder, "knn_mask.img"), mask)
     labels = {}
-    for ranks in (1, 3):
+    for ranks in sorted({1, clitest.most_ranks(BACKEND, 3)}):
         split = ["--export-split", f"split_{ranks}.json"] if ranks == 1 else []  # exported on one rank only
         cli(folder, "knn", ap.IMAGE, "--truth", "truth.img", "-k", 3, "--train-fraction", 0.3, "--mask",
             "knn_mask.hdr", "-o", f"knn_{ranks}.hdr", *split, "--backend", BACKEND, ranks=ranks)
@@ -69,7 +69,8 @@ def check_knn_mask(folder):
         with open(os.path.join(folder, f"split_{ranks}.json")) as f:
             train = np.asarray(json.load(f)["train_pixels"], dtype=np.int64)
         checks.true(not mask.reshape(-1)[train].any(), f"KNN: no masked pixel trains ({ranks} ranks)")
-    checks.true(np.array_equal(labels[1], labels[3]), "KNN with a mask: 1 and 3 ranks")
+    if 3 in labels:
+        checks.true(np.array_equal(labels[1], labels[3]), "KNN with a mask: 1 and 3 ranks")
 
 
 def check_emit_mask(folder):
@@ -81,7 +82,7 @@ def check_emit_mask(folder):
     cloud, aggregate = [(10, 4), (20, 7)], [(30, 2)]
     emit.mask_granule(os.path.join(folder, "mask.nc"), lines, samples,
                       flagged=[(r, c, 0) for r, c in cloud] + [(r, c, 7) for r, c in aggregate])
-    for ranks in (1, 3):
+    for ranks in sorted({1, clitest.most_ranks(BACKEND, 3)}):
         out = f"sam_cloud_{ranks}.hdr"
         cli(folder, "sam", "rfl.nc", "--truth", "rfl_truth.hdr", "--mask", "mask.nc", "--mask-bands", "Cloud flag",
             "-o", out, "--backend", BACKEND, ranks=ranks)

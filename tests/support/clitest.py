@@ -49,6 +49,15 @@ def backend_or_skip(args, skip):
     return "cuda"
 
 
+def most_ranks(backend, wanted):
+    """The ranks a run of `backend` may start here, at most `wanted`: the CUDA backend
+    takes one GPU a rank, and more ranks than GPUs is a usage error."""
+    if backend != "cuda":
+        return wanted
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    return max(1, min(wanted, sum(line.startswith("GPU ") for line in listed.splitlines())))
+
+
 def one_error_line(stderr, what):
     """The single error line of a failed run; fails on zero or several lines."""
     lines = stderr.splitlines()
