@@ -7,7 +7,10 @@
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
 // so it scales). Also prints what --select auto picks.
 //   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
-//             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto]
+//             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto] [--scene S --training T.h5]
+// (--scene, --training: the queries are the scene's valid pixels and the training rows
+//  the file's, both shifted by the training mean as `hyperbatch knn` prepares them, in
+//  place of uniform values; d is the file's)
 // (--slab-mb, --slab-rows: one fast row per inner-product slab size and row count;
 //  default the search's own; --select: the methods to run, default all of them)
 #include <cublas_v2.h>
@@ -26,6 +29,10 @@
 #include <vector>
 
 #include "bench/timing.cuh"
+#include "io/cube.hpp"
+#include "src/classify/features.hpp"
+#include "src/classify/training_file.hpp"
+#include "src/knn/prepared_training.hpp"
 #include "src/knn/search.hpp"
 
 namespace {
@@ -88,6 +95,59 @@ std::vector<SelectMethod> parse_methods(const char* text) {
   return out;
 }
 
+// The search's inputs: queries and training rows, `dims` wide.
+struct Inputs {
+  std::vector<float> queries;  // pinned in place once a GPU is found
+  std::int64_t query_count = 0;
+  std::vector<float> train;
+  std::int64_t train_rows = 0;
+  int dims = 0;
+};
+
+Inputs uniform_inputs(std::int64_t queries, std::int64_t train_rows, int max_dims) {
+  Inputs in;
+  in.query_count = queries;
+  in.train_rows = train_rows;
+  in.dims = max_dims;
+  in.queries.resize(static_cast<std::size_t>(queries) * max_dims);
+  fill_random(in.queries.data(), in.queries.size(), 1);
+  in.train.resize(static_cast<std::size_t>(train_rows) * max_dims);
+  fill_random(in.train.data(), in.train.size(), 2);
+  return in;
+}
+
+// A scene's valid pixels (up to `max_queries`) and a training file's rows, shifted by the
+// training mean as `hyperbatch knn` prepares them (src/knn/prepared_training.hpp).
+hb::Result<Inputs> file_inputs(const std::string& scene_path, const std::string& training_path,
+                               std::int64_t max_queries) {
+  auto file = hb::classify::read_training_file(training_path);
+  if (!file) return file.error();
+  auto prepared = PreparedTraining::prepare(*file->features, Metric::euclidean, std::int64_t{1} << 40);
+  if (!prepared) return prepared.error();
+  prepared->set_chunk_rows(prepared->count());
+  auto chunk = prepared->chunk(0);
+  if (!chunk) return chunk.error();
+  auto cube = hb::io::open_cube(scene_path);
+  if (!cube) return cube.error();
+  const auto& info = (*cube)->info();
+  const auto selection = hb::classify::select_good_bands(info);
+  if (selection.dims() != prepared->dims())
+    return hb::Error{hb::ErrorKind::usage, scene_path, "bands", "the scene's bands are not the training file's"};
+  const std::int64_t lines = std::min(info.shape.lines, (max_queries + info.shape.samples - 1) / info.shape.samples);
+  auto tile = (*cube)->read_tile({0, lines});
+  if (!tile) return tile.error();
+  Inputs in;
+  in.dims = static_cast<int>(prepared->dims());
+  in.queries.resize(static_cast<std::size_t>(tile->pixels() * in.dims));
+  std::vector<std::uint8_t> valid;
+  std::vector<std::int64_t> pixel;
+  in.query_count = std::min(max_queries, hb::classify::pack_valid_queries(*tile, selection, info.meta.data_ignore_value,
+                                                                          prepared->shift(), in.queries.data(), valid, pixel));
+  in.train.assign(chunk->features, chunk->features + chunk->count * in.dims);
+  in.train_rows = chunk->count;
+  return in;
+}
+
 struct Case {
   int dims;
   int k;
@@ -136,6 +196,7 @@ int main(int argc, char** argv) {
   std::vector<int> slab_rows{0};  // fast: slab rows to sweep (0 = the default)
   std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor, SelectMethod::bitonic,
                                     SelectMethod::kmin, SelectMethod::automatic};
+  std::string scene_path, training_path;  // in place of uniform values
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--train")) train_rows = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
@@ -145,29 +206,50 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--slab-mb")) slab_mb = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--slab-rows")) slab_rows = parse_list(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--select")) methods = parse_methods(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--scene")) scene_path = argv[a + 1];
+    else if (!std::strcmp(argv[a], "--training")) training_path = argv[a + 1];
+  }
+  if (scene_path.empty() != training_path.empty()) {
+    std::fprintf(stderr, "bench_knn: --scene and --training go together\n");
+    return 2;
+  }
+  Inputs inputs;
+  if (scene_path.empty()) {
+    inputs = uniform_inputs(max_queries, train_rows, *std::max_element(dims_list.begin(), dims_list.end()));
+  } else {
+    auto read = file_inputs(scene_path, training_path, max_queries);
+    if (!read) {
+      std::fprintf(stderr, "bench_knn: %s\n", read.error().line().c_str());
+      return 1;
+    }
+    inputs = std::move(*read);
+    dims_list = {inputs.dims};
+    train_rows = inputs.train_rows;
+    max_queries = inputs.query_count;
+    std::printf("# %lld queries of %d features from %s, %lld training rows from %s\n",
+                static_cast<long long>(max_queries), inputs.dims, scene_path.c_str(),
+                static_cast<long long>(train_rows), training_path.c_str());
   }
   if (hb::cuda_device_count() == 0) {
     std::printf("bench_knn: no CUDA device\n");
     return 0;
   }
+  // Pinned: the host-to-device copy runs at link speed.
+  const float* queries = inputs.queries.data();
+  CHECK_CUDA(cudaHostRegister(inputs.queries.data(), sizeof(float) * inputs.queries.size(), cudaHostRegisterDefault));
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   cublasHandle_t blas;
   cublasCreate(&blas);
   const double peak = sgemm_gflops(blas, 8192, 8192, 8192, 5);
-  std::printf("# bench_knn on %s: N = %lld training rows; SGEMM 8192^3 (FP32, no TF32) = %.0f GFLOP/s\n", prop.name,
-              static_cast<long long>(train_rows), peak);
-  const int max_dims = *std::max_element(dims_list.begin(), dims_list.end());
-  float* queries = nullptr;  // pinned: the host-to-device copy runs at link speed
-  CHECK_CUDA(cudaMallocHost(&queries, sizeof(float) * static_cast<std::size_t>(max_queries) * max_dims));
-  fill_random(queries, static_cast<std::size_t>(max_queries) * max_dims, 1);
-  std::vector<float> train(static_cast<std::size_t>(train_rows) * max_dims);
-  fill_random(train.data(), train.size(), 2);
+  std::printf("# bench_knn on %s: N = %lld training rows, %s; SGEMM 8192^3 (FP32, no TF32) = %.0f GFLOP/s\n",
+              prop.name, static_cast<long long>(train_rows),
+              scene_path.empty() ? "uniform values" : ("queries from " + scene_path).c_str(), peak);
 
   std::printf("%5s %5s %8s %8s %9s %12s %10s %8s %8s %s\n", "d", "k", "select", "Q", "seconds", "queries/s",
               "GFLOP/s", "%peak", "xfloor", "note");
   for (const int dims : dims_list) {
-    const TrainingChunk chunk{train.data(), train_rows, dims, 0};
+    const TrainingChunk chunk{inputs.train.data(), train_rows, dims, 0};
     // The SGEMM of the search's own shape (training rows x 8192 queries): the floor.
     const double shape_gflops = sgemm_gflops(blas, static_cast<int>(train_rows), 8192, dims, 3);
     std::printf("# d = %d: SGEMM %lld x 8192 x %d = %.0f GFLOP/s (the arithmetic floor below uses it)\n", dims,
@@ -230,7 +312,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  cudaFreeHost(queries);
+  cudaHostUnregister(inputs.queries.data());
   cublasDestroy(blas);
   return 0;
 }

@@ -6,9 +6,10 @@
 # centres, float32) or spectra (`hyperbatch synth` scenes: int16 library mixtures); k in
 # HB_KNN_COMMAND_K (default 10 1024), class map only (votes on the GPU) and, for k in
 # HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the baseline binary beside
-# this build when the bundle carries one. Then bench_knn (fast, tensor and the probe's
-# pick) and PyTorch on the same shapes (uniform data). Sourced by bench/run_device.sh
-# ($bin, $out, $work, log/now/since).
+# this build when the bundle carries one; then bench_knn (fast, tensor and the probe's
+# pick) on the same scene and training file, prepared as the command prepares them.
+# Last, PyTorch on the same shapes (uniform data: its time does not depend on the
+# values). Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
 kdir=$work/knn_command
 ks=${HB_KNN_COMMAND_K:-10 1024}
 dims_list=${HB_KNN_COMMAND_DIMS:-224}
@@ -47,6 +48,7 @@ PY
   "$bin/hyperbatch" -q knn "$kdir/train_scene.hdr" --truth "$kdir/train_truth.hdr" --train-per-class 6250 -k 1 \
     -o "$kdir/train_map.hdr" --save-training "$kdir/train.h5" --backend cuda > /dev/null 2>&1
 }
+klist=$(echo $ks | tr ' ' ','); dlist=$(echo $dims_list | tr ' ' ',')
 for kind in ${HB_KNN_COMMAND_DATA:-uniform}; do
 for d in $dims_list; do
 rm -rf "$kdir"; mkdir -p "$kdir"
@@ -76,10 +78,10 @@ for k in $ks; do
     log "knn command $kind d=$d k=$k: class map file against the baseline: $same"
   fi
 done
+log "bench_knn on the $kind scene and training file, d = $d:"
+timeout 200 "$bin/bench_knn" --scene "$kdir/scene.hdr" --training "$kdir/train.h5" --k "$klist" \
+  --select fast,tensor,auto --budget 0.5 2>&1 | grep -v "^\[" | tee -a "$out/summary.txt"
 done
 done
 rm -rf "$kdir"
-klist=$(echo $ks | tr ' ' ','); dlist=$(echo $dims_list | tr ' ' ',')
-timeout 200 "$bin/bench_knn" --dims "$dlist" --k "$klist" --select fast,tensor,auto --budget 0.5 \
-  2>&1 | grep -v "^\[" | tee -a "$out/summary.txt"
 timeout 100 python3 bench/peers/knn_torch.py --dims "$dlist" --k "$klist" --budget 1.0 2>&1 | tee -a "$out/summary.txt"
