@@ -30,6 +30,7 @@
 
 #include "bench/timing.cuh"
 #include "io/cube.hpp"
+#include "io/units.hpp"
 #include "src/classify/features.hpp"
 #include "src/classify/training_file.hpp"
 #include "src/knn/prepared_training.hpp"
@@ -127,6 +128,7 @@ hb::Result<Inputs> file_inputs(const std::string& scene_path, const std::string&
   prepared->set_chunk_rows(prepared->count());
   auto chunk = prepared->chunk(0);
   if (!chunk) return chunk.error();
+  hb::io::set_scene_units(hb::io::Units::physical);  // as the command reads scenes by default
   auto cube = hb::io::open_cube(scene_path);
   if (!cube) return cube.error();
   const auto& info = (*cube)->info();
