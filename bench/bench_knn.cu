@@ -143,8 +143,9 @@ hb::Result<Inputs> file_inputs(const std::string& scene_path, const std::string&
   in.queries.resize(static_cast<std::size_t>(tile->pixels() * in.dims));
   std::vector<std::uint8_t> valid;
   std::vector<std::int64_t> pixel;
-  in.query_count = std::min(max_queries, hb::classify::pack_valid_queries(*tile, selection, info.meta.data_ignore_value,
-                                                                          prepared->shift(), in.queries.data(), valid, pixel));
+  const std::int64_t valid_count = hb::classify::pack_valid_queries(
+      *tile, selection, info.meta.data_ignore_value, prepared->shift(), in.queries.data(), valid, pixel);
+  in.query_count = std::min(max_queries, valid_count);
   in.train.assign(chunk->features, chunk->features + chunk->count * in.dims);
   in.train_rows = chunk->count;
   return in;
