@@ -1,8 +1,10 @@
-// Reading the HDF5 cube: open and validate /cube, then hyperslab reads of row ranges.
-// The writer is in hdf5_writer.cpp.
+// Reading the HDF5 cube: open and validate /cube, then reads of row ranges: preads
+// where the rows are plain bytes (io/hdf5_row_reads.hpp), hyperslabs otherwise. The
+// writer is in hdf5_writer.cpp.
 #include "io/hdf5_cube.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "io/envi_header.hpp"
@@ -10,6 +12,7 @@
 #include "io/hdf5_handle.hpp"
 #include "io/hdf5_layout.hpp"
 #include "io/hdf5_metadata.hpp"
+#include "io/hdf5_row_reads.hpp"
 
 namespace hb::io {
 namespace {
@@ -32,12 +35,16 @@ class Hdf5Cube final : public Cube {
         file_(std::move(file)),
         dataset_(std::move(dataset)),
         transfer_(h5::transfer(parallel)),
-        compressed_(has_filters(dataset_.get())) {}
+        compressed_(has_filters(dataset_.get())) {
+    // A rank of several reads collectively, through the library.
+    if (parallel_ == nullptr) located_ = LocatedRows::locate(path_, file_.get(), dataset_.get(), info_);
+  }
 
   const CubeInfo& info() const override { return info_; }
   const std::string& path() const override { return path_; }
   CubeFormat format() const override { return CubeFormat::hdf5; }
   bool compressed() const override { return compressed_; }
+  bool reads_through_hdf5() const override { return !located_; }
 
   std::int64_t bytes_on_disk() const override {
     std::error_code error;
@@ -48,6 +55,7 @@ class Hdf5Cube final : public Cube {
   Status read_rows(RowRange rows, std::span<std::byte> out) const override {
     HB_TRY(h5::agree(check_request(rows, out.size()), parallel_));
     if (rows.empty() && parallel_ == nullptr) return {};
+    if (located_) return located_->read(rows, out);
     const auto selection = h5::select_rows(dataset_.get(), rows, info_.shape);
     std::byte unused{};  // HDF5 wants a buffer even for an empty selection
     void* buffer = rows.empty() ? &unused : out.data();
@@ -77,6 +85,7 @@ class Hdf5Cube final : public Cube {
   h5::Dataset dataset_;
   h5::PropertyList transfer_;
   bool compressed_;
+  std::optional<LocatedRows> located_;  // rows read with pread, without the library
 };
 
 Result<h5::Dataset> open_cube_dataset(hid_t file, const std::string& path) {
