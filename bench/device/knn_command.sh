@@ -49,6 +49,13 @@ PY
     -o "$kdir/train_map.hdr" --save-training "$kdir/train.h5" --backend cuda > /dev/null 2>&1
 }
 klist=$(echo $ks | tr ' ' ','); dlist=$(echo $dims_list | tr ' ' ',')
+# The floor under every command: a process that starts a CUDA context and exits, and
+# what pinning host memory adds (pinned at start, unpinned at exit).
+for mb in 0 256 1024; do
+  times=""
+  for i in 1 2 3; do t0=$(now); inside=$("$bin/bench_process_floor" $mb); times+="$(since "$t0") "; done
+  log "knn command: CUDA process floor, $mb MB pinned: $times s (last: $inside)"
+done
 for kind in ${HB_KNN_COMMAND_DATA:-uniform}; do
 for d in $dims_list; do
 rm -rf "$kdir"; mkdir -p "$kdir"

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <list>
 #include <map>
 #include <mutex>
@@ -32,12 +33,17 @@ class PinnedPool {
       }
     }
     void* block = nullptr;
+    const auto start = std::chrono::steady_clock::now();
     if (cudaMallocHost(&block, bytes) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
     }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     const std::lock_guard lock(mutex_);
     live_[block] = bytes;
+    totals_.bytes += bytes;
+    totals_.blocks += 1;
+    totals_.seconds += took.count();
     return block;
   }
 
@@ -58,6 +64,11 @@ class PinnedPool {
     for (const auto& r : released) cudaFreeHost(r.block);
   }
 
+  PinnedTotals totals() {
+    const std::lock_guard lock(mutex_);
+    return totals_;
+  }
+
   bool owns(const void* block) {
     const std::lock_guard lock(mutex_);
     return live_.count(const_cast<void*>(block)) != 0;
@@ -72,6 +83,7 @@ class PinnedPool {
   std::list<Idle> idle_;  // oldest first
   std::size_t idle_bytes_ = 0;
   std::map<void*, std::size_t> live_;
+  PinnedTotals totals_;
 };
 
 // Never destroyed: blocks may be freed by other static destructors, and the process's
@@ -86,5 +98,6 @@ PinnedPool& pool() {
 void* pinned_allocate(std::size_t bytes) { return pool().allocate(bytes); }
 void pinned_free(void* block) { pool().free(block); }
 bool pinned_owns(const void* block) { return pool().owns(block); }
+PinnedTotals pinned_totals() { return pool().totals(); }
 
 }  // namespace hb::cuda

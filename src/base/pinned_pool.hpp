@@ -16,4 +16,13 @@ void pinned_free(void* block);
 // True for a block pinned_allocate handed out and not yet freed.
 bool pinned_owns(const void* block);
 
+// What the process has pinned so far: the driver locks every page of a new block (and
+// unlocks it again at exit), so a command's fixed seconds grow with `bytes`.
+struct PinnedTotals {
+  std::size_t bytes = 0;  // pinned by the driver, reused blocks not counted again
+  int blocks = 0;
+  double seconds = 0.0;   // in cudaMallocHost
+};
+PinnedTotals pinned_totals();
+
 }  // namespace hb::cuda
