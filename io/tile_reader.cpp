@@ -4,6 +4,15 @@
 #include <memory>
 
 namespace hb::io {
+namespace {
+
+// A tile is read ahead on a thread of its own only from this size on: starting the
+// thread costs tens of microseconds, more than reading a few rows from the page cache
+// (scattered training rows are read as tiles of a row or a few; on a thread each, the
+// training pixels of a flightline's MNF components took 0.18 s instead of 0.06 s).
+constexpr std::size_t kReadAheadBytes = std::size_t{1} << 20;
+
+}  // namespace
 
 TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
                        HostAllocator allocator, const StoredUnits* units)
@@ -23,8 +32,13 @@ TileReader::~TileReader() {
   if (pending_.valid()) pending_.wait();
 }
 
+std::size_t TileReader::tile_bytes(std::size_t index) const {
+  const auto& info = cube_.info();
+  return static_cast<std::size_t>(with_halo(cores_[index], halo_rows_, info.shape.lines).rows() * info.bytes_per_row());
+}
+
 void TileReader::prefetch() {
-  if (!background_ || next_ >= cores_.size()) return;
+  if (!background_ || next_ >= cores_.size() || tile_bytes(next_) < kReadAheadBytes) return;
   pending_ = std::async(std::launch::async, [this, index = next_] {
     return cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
   });
@@ -33,8 +47,8 @@ void TileReader::prefetch() {
 Result<const Tile*> TileReader::next() {
   if (next_ >= cores_.size()) return static_cast<const Tile*>(nullptr);
   const std::size_t index = next_++;
-  const Status read = background_ ? pending_.get()
-                                  : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
+  const Status read = pending_.valid() ? pending_.get()  // read ahead
+                                       : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
   if (!read) return read.error();
   slot(index).set_units(units_);
   prefetch();

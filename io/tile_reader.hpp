@@ -1,9 +1,10 @@
 // Reads a sequence of tiles one ahead, so that reading the next tile from disk overlaps
 // whatever the caller does with the current one (GPU work, writing). Two tile buffers
-// are reused for the whole sequence. Scenes read without HDF5 (ENVI with pread, EMIT
-// granules by io/emit/chunk_reader.hpp) are prefetched on a background thread; the
-// others in the caller's thread, because the HDF5 library is not thread-safe and
-// collective reads must be made by every rank in step.
+// are reused for the whole sequence. Tiles of at least 1 MiB of scenes read without
+// HDF5 (ENVI with pread, EMIT granules by io/emit/chunk_reader.hpp, HDF5 cubes of plain
+// rows by io/hdf5_row_reads.hpp) are prefetched on a background thread; the others in
+// the caller's thread, because the HDF5 library is not thread-safe and collective reads
+// must be made by every rank in step, and a smaller tile takes less than the thread.
 #pragma once
 
 #include <array>
@@ -30,6 +31,7 @@ class TileReader {
 
  private:
   void prefetch();
+  std::size_t tile_bytes(std::size_t index) const;
   Tile& slot(std::size_t index) { return slots_[index % slots_.size()]; }
 
   const Cube& cube_;
