@@ -8,17 +8,19 @@
 namespace hb::io {
 namespace {
 
-// The file offset HDF5 addresses count from (a user block shifts them).
-std::optional<std::int64_t> address_base(hid_t file) {
+// Whether the file starts with HDF5's own data: chunk addresses count from the end of
+// a user block in some library versions and from the file's start in others (HDF5
+// pull request 4236), so a file with one is left to the library.
+bool no_user_block(hid_t file) {
   h5::PropertyList fcpl(H5Fget_create_plist(file));
   hsize_t user_block = 0;
-  if (!fcpl || H5Pget_userblock(fcpl.get(), &user_block) < 0) return std::nullopt;
-  return static_cast<std::int64_t>(user_block);
+  return fcpl && H5Pget_userblock(fcpl.get(), &user_block) >= 0 && user_block == 0;
 }
 
-// Plain bytes: no filters, and stored as this host holds the element type.
+// Plain bytes in this file: no filters, no external storage, and stored as this host
+// holds the element type.
 bool plain_bytes(hid_t dataset, hid_t dcpl, DataType type) {
-  if (H5Pget_nfilters(dcpl) != 0) return false;
+  if (H5Pget_nfilters(dcpl) != 0 || H5Pget_external_count(dcpl) != 0) return false;
   h5::Datatype stored(H5Dget_type(dataset));
   return stored && H5Tequal(stored.get(), h5::memory_type(type)) > 0;
 }
@@ -28,8 +30,7 @@ bool plain_bytes(hid_t dataset, hid_t dcpl, DataType type) {
 std::optional<LocatedRows> LocatedRows::locate(const std::string& path, hid_t file, hid_t dataset,
                                                const CubeInfo& info) {
   h5::PropertyList dcpl(H5Dget_create_plist(dataset));
-  const auto base = address_base(file);
-  if (!dcpl || !base || !plain_bytes(dataset, dcpl.get(), info.type)) return std::nullopt;
+  if (!dcpl || !no_user_block(file) || !plain_bytes(dataset, dcpl.get(), info.type)) return std::nullopt;
   const auto& shape = info.shape;
   const std::int64_t row_bytes = info.bytes_per_row();
   std::vector<Run> runs;
@@ -37,7 +38,7 @@ std::optional<LocatedRows> LocatedRows::locate(const std::string& path, hid_t fi
   if (layout == H5D_CONTIGUOUS) {
     const haddr_t address = H5Dget_offset(dataset);
     if (address == HADDR_UNDEF) return std::nullopt;  // never written: the library gives fill values
-    runs.push_back({0, *base + static_cast<std::int64_t>(address)});
+    runs.push_back({0, static_cast<std::int64_t>(address)});
   } else if (layout == H5D_CHUNKED) {
     hsize_t chunk[3] = {0, 0, 0};
     if (H5Pget_chunk(dcpl.get(), 3, chunk) != 3 || chunk[1] != static_cast<hsize_t>(shape.samples) ||
@@ -52,7 +53,7 @@ std::optional<LocatedRows> LocatedRows::locate(const std::string& path, hid_t fi
       if (H5Dget_chunk_info_by_coord(dataset, at, &mask, &address, &bytes) < 0 || address == HADDR_UNDEF ||
           bytes != static_cast<hsize_t>(chunk_rows * row_bytes))
         return std::nullopt;
-      const std::int64_t where = *base + static_cast<std::int64_t>(address);
+      const auto where = static_cast<std::int64_t>(address);
       const bool follows = !runs.empty() && runs.back().address + (row - runs.back().first_row) * row_bytes == where;
       if (!follows) runs.push_back({row, where});
     }

@@ -3,9 +3,9 @@
 // read an HDF5 scene ahead (io/tile_reader.hpp): a KNN pass over a flightline's MNF
 // components waited 0.19 s of its 0.5 s for reads. Where a dataset's rows are plain
 // bytes at places HDF5 tells once, at open (contiguous, or chunks of whole rows, every
-// chunk written, no filters, the native byte order), a read is a few preads, which any
-// thread may make. Any other dataset, and collective reads under several ranks, stay
-// with the library.
+// chunk written, no filters or external storage, the native byte order, no user
+// block), a read is a few preads, which any thread may make. Any other dataset, and
+// collective reads under several ranks, stay with the library.
 #pragma once
 
 #include <hdf5.h>

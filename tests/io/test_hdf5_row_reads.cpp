@@ -64,17 +64,21 @@ TEST(Hdf5RowReads, EveryDataTypeReadsBack) {
 
 // A /cube made with the library directly: `layout` contiguous or chunked by `chunk`,
 // deflated when `deflate`, stored big-endian when `big_endian`, only its first
-// `written_lines` written (all when negative).
+// `written_lines` written (all when negative), after a user block of `user_block` bytes.
 struct Made {
   H5D_layout_t layout = H5D_CHUNKED;
   hsize_t chunk[3] = {4, 9, 5};
   bool deflate = false;
   bool big_endian = false;
   std::int64_t written_lines = -1;
+  hsize_t user_block = 0;
 };
 
 void make_cube(const std::string& path, const CubeInfo& info, const Made& made) {
-  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (made.user_block > 0) H5Pset_userblock(fcpl, made.user_block);
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  H5Pclose(fcpl);
   const hsize_t dims[3] = {static_cast<hsize_t>(info.shape.lines), static_cast<hsize_t>(info.shape.samples),
                            static_cast<hsize_t>(info.shape.bands)};
   const hid_t space = H5Screate_simple(3, dims, nullptr);
@@ -127,6 +131,9 @@ TEST(Hdf5RowReads, OtherLayoutsStayWithTheLibrary) {
   expect_made_cube_reads({.big_endian = true}, false);
   expect_made_cube_reads({.chunk = {4, 3, 5}}, false);  // chunks split the samples
   expect_made_cube_reads({.chunk = {4, 9, 2}}, false);  // and the bands
+  // Chunk addresses count from the user block's end or the file's start by version.
+  expect_made_cube_reads({.user_block = 512}, false);
+  expect_made_cube_reads({.layout = H5D_CONTIGUOUS, .user_block = 512}, false);
 }
 
 TEST(Hdf5RowReads, UnwrittenChunksStayWithTheLibrary) {
