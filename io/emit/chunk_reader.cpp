@@ -45,8 +45,7 @@ std::size_t chunk_index_of(const Offset& at, const CubeShape& shape, const Offse
 
 // Where every chunk is stored (HDF5 is asked here, once, so that reads never call it
 // and may run beside another thread's HDF5 writes); nullopt when one was never written.
-std::optional<std::vector<Stored>> locate_every_chunk(hid_t dataset, const CubeShape& shape, const Layout& layout,
-                                                      std::int64_t base) {
+std::optional<std::vector<Stored>> locate_every_chunk(hid_t dataset, const CubeShape& shape, const Layout& layout) {
   const auto& c = layout.chunk;
   std::vector<Stored> stored;
   for (hsize_t r = 0; r < static_cast<hsize_t>(shape.lines); r += c[0])
@@ -58,7 +57,7 @@ std::optional<std::vector<Stored>> locate_every_chunk(hid_t dataset, const CubeS
         if (H5Dget_chunk_info_by_coord(dataset, at.data(), &s.mask, &address, &s.bytes) < 0 ||
             address == HADDR_UNDEF || s.bytes == 0)
           return std::nullopt;
-        s.address = base + static_cast<std::int64_t>(address);
+        s.address = static_cast<std::int64_t>(address);
         stored.push_back(s);
       }
   return stored;
@@ -305,11 +304,14 @@ std::unique_ptr<Cube> threaded_chunk_cube(const std::string& path, const std::st
                                           h5::File& file, h5::Dataset& dataset) {
   const auto layout = supported_layout(dataset.get(), info.type);
   if (!layout) return nullptr;
+  // Chunk addresses count from a user block's end in some HDF5 versions and from the
+  // file's start in others (HDF5 pull request 4236): a file with one keeps the library.
   h5::PropertyList fcpl(H5Fget_create_plist(file.get()));
   hsize_t user_block = 0;
+  if (!fcpl || H5Pget_userblock(fcpl.get(), &user_block) < 0 || user_block != 0) return nullptr;
   auto raw = PosixFile::open_read(path);
-  if (!fcpl || H5Pget_userblock(fcpl.get(), &user_block) < 0 || !raw) return nullptr;
-  auto stored = locate_every_chunk(dataset.get(), info.shape, *layout, static_cast<std::int64_t>(user_block));
+  if (!raw) return nullptr;
+  auto stored = locate_every_chunk(dataset.get(), info.shape, *layout);
   if (!stored) return nullptr;  // a chunk never written: the library's reads fill it
   return std::make_unique<ThreadedChunkCube>(path, name, info, *layout, std::move(*stored), std::move(*raw));
 }
