@@ -35,29 +35,43 @@ job_file() {  # OUTPUT
   printf 'truth = "{dir}/{stem}_truth.hdr"\n[mnf]\nbasis = "scene"\ncomponents = 10\n'
   printf '[knn]\nk = 5\ntrain_per_class = 200\nfeatures = "mnf"\n'
 }
+# HB_ARCHIVE_ROUNDS rounds (default 1), the binaries' order reversed every other round:
+# one run each is within the host's run-to-run variation (docs/PERFORMANCE.md).
+clis=()
+for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do [[ -x $bin/$cli ]] && clis+=("$cli"); done
 declare -A one
-for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do
-  [[ -x $bin/$cli ]] || continue
-  for p in 1 2 4 8; do
-    [[ $p -le $gpus ]] || continue
-    rm -rf "$dir/out"
-    job_file "$dir/out" > "$dir/job.toml"
-    sync
-    t0=$(now)
-    timeout 280 $mpi -np "$p" "$bin/$cli" -v run "$dir/job.toml" --no-progress > "$out/archive_${cli}_$p.log" 2>&1; rc=$?
-    took=$(since $t0)
-    [[ $p == 1 ]] && one[$cli]=$took
-    eff=$(python3 -c "print(round(100 * ${one[$cli]} / ($p * $took), 1))")
-    per_gpu=$(python3 -c "print(round($gb / $took / $p, 2))")
-    log "archive: $cli run, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
-    grep -E "scene .* (done|failed)|knn rank 0: rows|classification pass|statistics|transform" "$out/archive_${cli}_$p.log" \
-      | head -12 | sed 's/^/    /' | tee -a "$out/summary.txt"
-    [[ $p == 1 ]] && cp -r "$dir/out/scenes" "$dir/scenes_${cli}_1" 2>/dev/null
-    if [[ $p != 1 && -d $dir/scenes_${cli}_1 ]]; then
+for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
+  order=("${clis[@]}")
+  (( round % 2 == 0 )) && mapfile -t order < <(printf '%s\n' "${clis[@]}" | tac)
+  for cli in "${order[@]}"; do
+    for p in 1 2 4 8; do
+      [[ $p -le $gpus ]] || continue
+      rm -rf "$dir/out"
+      job_file "$dir/out" > "$dir/job.toml"
+      sync
+      run_log=$out/archive_${cli}_$p.log
+      [[ $round -gt 1 ]] && run_log=$out/archive_${cli}_${p}_round$round.log
+      t0=$(now)
+      timeout 280 $mpi -np "$p" "$bin/$cli" -v run "$dir/job.toml" --no-progress > "$run_log" 2>&1; rc=$?
+      took=$(since $t0)
+      [[ $p == 1 ]] && one[$cli]=$took
+      eff=$(python3 -c "print(round(100 * ${one[$cli]} / ($p * $took), 1))")
+      per_gpu=$(python3 -c "print(round($gb / $took / $p, 2))")
+      log "archive: round $round, $cli run, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
+      grep -E "scene .* (done|failed)|knn rank 0: rows|classification pass|statistics|transform" "$run_log" \
+        | head -12 | sed 's/^/    /' | tee -a "$out/summary.txt"
+      # Every run's outputs against this binary's first 1-GPU run, and that one against
+      # the first binary's: the same bytes at any GPU count and from either build.
+      reference=$dir/scenes_${cli}_1
+      if [[ ! -d $reference ]]; then
+        cp -r "$dir/out/scenes" "$reference" 2>/dev/null
+        reference=$dir/scenes_${clis[0]}_1
+        [[ $cli == "${clis[0]}" ]] && continue
+      fi
       differ=$(cd "$dir/out/scenes" && find . -name '*.img' -o -name '*.h5' | while read -r f; do
-        cmp -s "$f" "$dir/scenes_${cli}_1/$f" || echo "$f"; done | wc -l)
-      log "archive: $cli outputs at $p GPUs against 1 GPU: $differ files differ"
-    fi
+        cmp -s "$f" "$reference/$f" || echo "$f"; done | wc -l)
+      log "archive: round $round, $cli outputs at $p GPUs against ${reference##*/scenes_}: $differ files differ"
+    done
   done
 done
 rm -rf "$dir/out" "$dir"/scenes_*
