@@ -34,32 +34,26 @@ void expect_rows_as_written(const Cube& cube, const CubeInfo& info) {
   }
 }
 
-// Rows of whole-row chunks, as hyperbatch writes them: several chunks (the chunk rule
-// gives 7 rows of 614 x 224 int16, 1 row of float64), a partial last one.
+// A cube hyperbatch writes (`rows_per_write` rows a call) is read without the library.
+void expect_written_cube_reads(DataType type, CubeShape shape, std::int64_t rows_per_write) {
+  ScratchDir dir;
+  const auto path = dir.file("written.h5");
+  const auto info = make_info(type, shape);
+  write_pattern(path, info, rows_per_write);
+  auto cube = open_cube(path);
+  ASSERT_TRUE(cube.ok()) << cube.error().line();
+  EXPECT_FALSE((*cube)->reads_through_hdf5()) << data_type_name(type);
+  expect_rows_as_written(**cube, info);
+}
+
+// Several chunks of whole rows (the chunk rule gives 7 rows of 614 x 224 int16, 1 row of
+// float64) and a partial last one.
 TEST(Hdf5RowReads, CubesWrittenByHyperbatchAreReadWithoutTheLibrary) {
-  for (const auto type : {DataType::i16, DataType::f64}) {
-    ScratchDir dir;
-    const auto path = dir.file("rows.h5");
-    const auto info = make_info(type, {50, 614, 224});
-    write_pattern(path, info, 9);
-    auto cube = open_cube(path);
-    ASSERT_TRUE(cube.ok()) << cube.error().line();
-    EXPECT_FALSE((*cube)->reads_through_hdf5()) << data_type_name(type);
-    expect_rows_as_written(**cube, info);
-  }
+  for (const auto type : {DataType::i16, DataType::f64}) expect_written_cube_reads(type, {50, 614, 224}, 9);
 }
 
 TEST(Hdf5RowReads, EveryDataTypeReadsBack) {
-  for (const auto type : all_data_types()) {
-    ScratchDir dir;
-    const auto path = dir.file("types.h5");
-    const auto info = make_info(type, {23, 9, 5});
-    write_pattern(path, info, 4);
-    auto cube = open_cube(path);
-    ASSERT_TRUE(cube.ok()) << cube.error().line();
-    EXPECT_FALSE((*cube)->reads_through_hdf5()) << data_type_name(type);
-    expect_rows_as_written(**cube, info);
-  }
+  for (const auto type : all_data_types()) expect_written_cube_reads(type, {23, 9, 5}, 4);
 }
 
 // A /cube made with the library directly: `layout` contiguous or chunked by `chunk`,
