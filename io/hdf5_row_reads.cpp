@@ -34,11 +34,13 @@ std::optional<LocatedRows> LocatedRows::locate(const std::string& path, hid_t fi
   const auto& shape = info.shape;
   const std::int64_t row_bytes = info.bytes_per_row();
   std::vector<Run> runs;
+  std::int64_t stored_end = 0;  // the end of the last byte any row is stored at
   const H5D_layout_t layout = H5Pget_layout(dcpl.get());
   if (layout == H5D_CONTIGUOUS) {
     const haddr_t address = H5Dget_offset(dataset);
     if (address == HADDR_UNDEF) return std::nullopt;  // never written: the library gives fill values
     runs.push_back({0, static_cast<std::int64_t>(address)});
+    stored_end = runs.back().address + shape.lines * row_bytes;
   } else if (layout == H5D_CHUNKED) {
     hsize_t chunk[3] = {0, 0, 0};
     if (H5Pget_chunk(dcpl.get(), 3, chunk) != 3 || chunk[1] != static_cast<hsize_t>(shape.samples) ||
@@ -54,14 +56,16 @@ std::optional<LocatedRows> LocatedRows::locate(const std::string& path, hid_t fi
           bytes != static_cast<hsize_t>(chunk_rows * row_bytes))
         return std::nullopt;
       const auto where = static_cast<std::int64_t>(address);
+      stored_end = std::max(stored_end, where + chunk_rows * row_bytes);
       const bool follows = !runs.empty() && runs.back().address + (row - runs.back().first_row) * row_bytes == where;
       if (!follows) runs.push_back({row, where});
     }
   } else {
     return std::nullopt;
   }
+  // A file cut short keeps the library's reads and the errors they give.
   auto raw = PosixFile::open_read(path);
-  if (!raw) return std::nullopt;
+  if (!raw || raw->size() < stored_end) return std::nullopt;
   return LocatedRows(std::move(runs), shape.lines, row_bytes, std::move(*raw));
 }
 
