@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace hb::mpi {
@@ -98,6 +99,18 @@ std::vector<std::int64_t> Comm::allgather(std::int64_t value) const {
   std::vector<std::int64_t> all(static_cast<std::size_t>(size()), value);
   if (size() > 1) MPI_Allgather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm_);
   return all;
+}
+
+std::vector<std::string> Comm::allgather(const std::string& value) const {
+  const auto sizes = allgather(static_cast<std::int64_t>(value.size()));
+  const auto all = allgather_bytes(std::as_bytes(std::span(value)));
+  std::vector<std::string> values;
+  std::size_t at = 0;
+  for (const auto size : sizes) {
+    values.emplace_back(reinterpret_cast<const char*>(all.data()) + at, static_cast<std::size_t>(size));
+    at += static_cast<std::size_t>(size);
+  }
+  return values;
 }
 
 std::vector<std::byte> Comm::allgather_bytes(std::span<const std::byte> mine) const {

@@ -66,6 +66,7 @@ class Comm {
   std::string broadcast(std::string value, int root = 0) const;
   // One value from each rank, in rank order, on every rank.
   std::vector<std::int64_t> allgather(std::int64_t value) const;
+  std::vector<std::string> allgather(const std::string& value) const;
   // Every rank's `mine` concatenated in rank order, on every rank (sizes may differ).
   std::vector<std::byte> allgather_bytes(std::span<const std::byte> mine) const;
 

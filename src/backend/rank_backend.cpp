@@ -17,20 +17,9 @@
 namespace hb {
 namespace {
 
-// Every rank's line (collective), in rank order.
-std::vector<std::string> gathered_lines(const mpi::Comm& comm, const std::string& mine) {
-  const std::string line = mine + '\n';
-  const auto all = comm.allgather_bytes(std::as_bytes(std::span(line)));
-  const std::string text(reinterpret_cast<const char*>(all.data()), all.size());
-  std::vector<std::string> lines;
-  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
-    lines.push_back(text.substr(at, end - at));
-  return lines;
-}
-
 // Rank 0 logs where every rank runs.
 void log_bindings(const mpi::Comm& comm, const mpi::Placement& where, const Backend& backend) {
-  const auto lines = gathered_lines(comm, fmt::format("rank {} on {} (local rank {} of {}): {} backend, {}",
+  const auto lines = comm.allgather(fmt::format("rank {} on {} (local rank {} of {}): {} backend, {}",
                                                       comm.rank(), where.host, where.local_rank, where.local_size,
                                                       backend.name(), backend.device_description()));
   if (!comm.is_root()) return;
@@ -51,7 +40,7 @@ std::string bus_id(int device) {
 // Whether the GPU each rank of this host picked is its own (collective).
 bool picks_are_own(const mpi::Comm& comm, const std::string& host, int pick) {
   std::vector<std::string> here;
-  for (auto& line : gathered_lines(comm, host + '\t' + bus_id(pick)))
+  for (auto& line : comm.allgather(host + '\t' + bus_id(pick)))
     if (line.starts_with(host + '\t')) here.push_back(std::move(line));
   return each_rank_has_its_own_gpu(here);
 }

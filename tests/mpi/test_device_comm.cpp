@@ -6,7 +6,6 @@
 
 #include <numeric>
 #include <set>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,14 +20,7 @@ namespace {
 std::vector<std::string> bus_ids(const Comm& world, int device) {
   char id[32] = {};
   if (device >= 0 && cudaDeviceGetPCIBusId(id, sizeof(id), device) != cudaSuccess) id[0] = '\0';
-  const std::string mine = std::string(id) + '\n';
-  const auto all = world.allgather_bytes(std::as_bytes(std::span(mine)));
-  std::vector<std::string> ids;
-  std::string line;
-  for (const std::byte b : all)
-    if (static_cast<char>(b) == '\n') ids.push_back(std::exchange(line, {}));
-    else line += static_cast<char>(b);
-  return ids;
+  return world.allgather(std::string(id));
 }
 
 class DeviceCommTest : public ::testing::Test {
