@@ -250,7 +250,7 @@ Status check_tables(const toml::table& root, const JobSpec& job) {
   for (const auto& [key, value] : root) {
     const std::string name(key.str());
     if (std::find(known.begin(), known.end(), name) == known.end())
-      return bad_input(job.file, name, line_of(value.source()) + ": unknown table (misspelt?)");
+      return bad_input(job.file, toml_key(name), line_of(value.source()) + ": unknown table (misspelt?)");
   }
   for (const char* flag : {"ingest", "report"}) {
     const toml::table* t = sub_table(root, flag);

@@ -2,10 +2,25 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace hb::jobs {
 
 std::string line_of(std::int64_t line) { return fmt::format("line {}", line); }
 std::string line_of(const toml::source_region& where) { return line_of(static_cast<std::int64_t>(where.begin.line)); }
+
+std::string toml_key(const std::string& key) {
+  const auto bare = [](unsigned char c) { return std::isalnum(c) != 0 || c == '_' || c == '-'; };
+  if (!key.empty() && std::all_of(key.begin(), key.end(), bare)) return key;
+  std::string quoted = "\"";
+  for (const unsigned char c : key) {
+    if (c == '"' || c == '\\') quoted += fmt::format("\\{}", static_cast<char>(c));
+    else if (c < 0x20 || c == 0x7f) quoted += fmt::format("\\u{:04X}", c);
+    else quoted += static_cast<char>(c);
+  }
+  return quoted + "\"";
+}
 
 TomlReader::TomlReader(const toml::table& table, std::string file, std::string prefix)
     : table_(table), file_(std::move(file)), prefix_(std::move(prefix)) {}
@@ -85,7 +100,7 @@ Status TomlReader::strings(const char* key, std::vector<std::string>& out, std::
 Status TomlReader::finish() const {
   for (const auto& [key, value] : table_) {
     const std::string name(key.str());
-    if (used_.count(name) == 0) return error_at(value, name, "unknown key (misspelt?)");
+    if (used_.count(name) == 0) return error_at(value, toml_key(name), "unknown key (misspelt?)");
   }
   return {};
 }

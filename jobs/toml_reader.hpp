@@ -14,6 +14,10 @@
 
 namespace hb::jobs {
 
+// A key as TOML writes it: bare when it can be, else quoted and escaped, so that an empty
+// or multi-line key still names itself on one line of an error.
+std::string toml_key(const std::string& key);
+
 class TomlReader {
  public:
   // `prefix` is the table's dotted name ("mnf", "collection"), empty for the root.

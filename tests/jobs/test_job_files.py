@@ -30,6 +30,8 @@ def check_validation(cli, tmp, checks):
         '[job]\nname = "x"\n\n\noutput = 7\n': ("job.output", 5),
         '[job]\nname = "x"\noutput = "o"\n[knn\n': ("toml", 4),
         '[job]\nname = "x"\noutput = "o"\n[mystery]\na = 1\n': ("mystery", 4),
+        '[job]\nname = "x"\noutput = "o"\n[""]\n': ('""', 4),
+        '[job]\nname = "x"\noutput = "o"\n"a b" = 1\n': ('job."a b"', 4),
         '[job]\nname = "x"\noutput = "o"\n[[generate]]\nname = "g"\nlines = -3\n': ("generate.lines", 6),
     }
     for i, (text, (key, line)) in enumerate(cases.items()):
