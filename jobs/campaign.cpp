@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "io/cube.hpp"
 #include "io/resample_view.hpp"
@@ -26,35 +28,81 @@ void move_shift(mnf::Moments& m, const std::vector<double>& shift) {
   m.shift = shift;
 }
 
-void allreduce(mnf::Moments& m, const mpi::Comm& comm) {
-  std::int64_t count = m.count;
-  comm.allreduce_sum(std::span<std::int64_t>(&count, 1));
-  m.count = count;
-  comm.allreduce_sum(std::span<double>(m.sum));
-  comm.allreduce_sum(std::span<double>(m.cross));
+constexpr int kFoldTag = 7201;
+
+std::vector<std::string> names_of(const std::map<std::string, mnf::SceneStatistics>& scenes) {
+  std::vector<std::string> names;
+  for (const auto& [name, stats] : scenes) names.push_back(name);
+  return names;
 }
 
-// The lowest rank holding statistics broadcasts bands and shifts; every rank then agrees.
-bool agree_on_reference(std::optional<mnf::SceneStatistics>& reference, const mpi::Comm& comm) {
-  if (!comm.is_parallel()) return reference.has_value();
-  int mine = reference ? comm.rank() : comm.size();
-  int root = mine;
-  MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm.handle());
-  if (root == comm.size()) return false;
-  std::int64_t sizes[3] = {0, 0, 0};
-  if (comm.rank() == root)
-    sizes[0] = reference->rules.used_bands(), sizes[1] = reference->data.bands(), sizes[2] = reference->noise.bands();
-  MPI_Bcast(sizes, 3, MPI_INT64_T, root, comm.handle());
-  if (comm.rank() != root) {
+// Every rank's scene names with the rank that holds each, in name order: the order in
+// which scenes' moments are summed, the same whichever ranks hold them.
+std::vector<std::pair<std::string, int>> holders(const std::vector<std::string>& mine, const mpi::Comm& comm) {
+  std::string lines;
+  for (const auto& name : mine) lines += name + "\n";  // scene names are one path component
+  const auto all = comm.allgather(lines);
+  std::vector<std::pair<std::string, int>> held;
+  for (std::size_t rank = 0; rank < all.size(); ++rank)
+    for (std::size_t at = 0, end; (end = all[rank].find('\n', at)) != std::string::npos; at = end + 1)
+      held.emplace_back(all[rank].substr(at, end - at), static_cast<int>(rank));
+  std::sort(held.begin(), held.end());
+  return held;
+}
+
+// The first scene in name order gives the bands and shifts that every scene's moments
+// are moved to; its holder broadcasts them.
+void share_reference(std::optional<mnf::SceneStatistics>& reference, int holder, const mpi::Comm& comm) {
+  if (!comm.is_parallel()) return;
+  std::vector<std::int64_t> sizes(4, 0);
+  if (comm.rank() == holder)
+    sizes = {reference->rules.used_bands(), reference->data.bands(), reference->noise.bands(),
+             static_cast<std::int64_t>(reference->excluded_bands.size())};
+  comm.broadcast(sizes, holder);
+  if (comm.rank() != holder) {
     reference.emplace();
     reference->rules.bands.resize(static_cast<std::size_t>(sizes[0]));
     reference->data.shift.resize(static_cast<std::size_t>(sizes[1]));
     reference->noise.shift.resize(static_cast<std::size_t>(sizes[2]));
+    reference->excluded_bands.resize(static_cast<std::size_t>(sizes[3]));
   }
-  MPI_Bcast(reference->rules.bands.data(), static_cast<int>(sizes[0]), MPI_INT64_T, root, comm.handle());
-  MPI_Bcast(reference->data.shift.data(), static_cast<int>(sizes[1]), MPI_DOUBLE, root, comm.handle());
-  MPI_Bcast(reference->noise.shift.data(), static_cast<int>(sizes[2]), MPI_DOUBLE, root, comm.handle());
-  return true;
+  comm.broadcast(reference->rules.bands, holder);
+  comm.broadcast(reference->excluded_bands, holder);
+  comm.broadcast(reference->data.shift, holder);
+  comm.broadcast(reference->noise.shift, holder);
+}
+
+// Σ of the scenes' moments (already about the reference's shifts) on rank 0, added one
+// scene at a time in name order, each sent by its holder: the same bits as one rank
+// adding them all, for any rank count and any deal of the scenes.
+void fold_in_name_order(mnf::SceneStatistics& total, const std::vector<std::pair<std::string, int>>& order,
+                        const std::map<std::string, mnf::SceneStatistics>& mine, const mpi::Comm& comm) {
+  const auto size = static_cast<std::size_t>(3 + total.data.bands() * (1 + total.data.bands()) +
+                                             total.noise.bands() * (1 + total.noise.bands()));
+  for (const auto& [name, holder] : order) {
+    std::vector<double> message;
+    if (holder == comm.rank()) {
+      const auto& s = mine.at(name);
+      message = mnf::pack(s.data);
+      const auto noise = mnf::pack(s.noise);
+      message.insert(message.end(), noise.begin(), noise.end());
+      message.push_back(static_cast<double>(s.pixels));
+      if (!comm.is_root()) comm.send(message, 0, kFoldTag);
+    } else if (comm.is_root()) {
+      message.resize(size);
+      comm.recv(message, holder, kFoldTag);
+    }
+    if (!comm.is_root()) continue;
+    mnf::Moments data = mnf::Moments::zero(total.data.shift), noise = mnf::Moments::zero(total.noise.shift);
+    const std::span<const double> parts(message);
+    const auto data_size = static_cast<std::size_t>(1 + data.bands() * (1 + data.bands()));
+    mnf::unpack(parts.first(data_size), data);
+    mnf::unpack(parts.subspan(data_size, parts.size() - data_size - 1), noise);
+    // Both are about the total's shifts: merging cannot fail.
+    (void)mnf::merge(total.data, data);
+    (void)mnf::merge(total.noise, noise);
+    total.pixels += static_cast<std::int64_t>(parts.back());
+  }
 }
 
 Status write_basis(const JobSpec& job, const mnf::SceneStatistics& total, std::int64_t scene_bands,
@@ -93,7 +141,7 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
   mnf::PipelineOptions options;
   options.estimator = *mnf::noise_estimator_from_name(job.mnf.noise);
   auto ops = mnf::make_tile_ops(*backend_kind_from_name(job.backend));
-  std::vector<std::pair<std::string, mnf::SceneStatistics>> gathered;
+  std::map<std::string, mnf::SceneStatistics> gathered;
   std::int64_t scene_bands = 0;
   for (const auto& [name, path] : mine) {
     if (!job.mnf.resample_to.empty()) io::set_scene_band_target(path, job.mnf.resample_to);
@@ -108,33 +156,33 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
     scene_bands = (*cube)->info().shape.bands;
     result.bytes_read += scene_bytes(path);
     result.pixels += stats->pixels;
-    gathered.emplace_back(name, std::move(*stats));
+    gathered.emplace(name, std::move(*stats));
   }
-  std::optional<mnf::SceneStatistics> reference;
-  if (!gathered.empty()) reference = gathered.front().second;
-  if (!agree_on_reference(reference, comm)) {
+  const auto gathered_order = holders(names_of(gathered), comm);
+  if (gathered_order.empty()) {
     result.status = Error{ErrorKind::bad_input, job.file, "mnf.basis", "no scene gave statistics for a campaign basis"};
     return result;
   }
+  std::optional<mnf::SceneStatistics> reference;
+  if (const auto at = gathered.find(gathered_order.front().first); at != gathered.end()) reference = at->second;
+  share_reference(reference, gathered_order.front().second, comm);
+  reference->estimator = options.estimator;
   mnf::SceneStatistics total = *reference;
   total.data = mnf::Moments::zero(reference->data.shift);
   total.noise = mnf::Moments::zero(reference->noise.shift);
   total.pixels = 0;
-  for (auto& [name, s] : gathered) {
+  for (auto it = gathered.begin(); it != gathered.end();) {
+    auto& [name, s] = *it;
     if (s.rules.bands != reference->rules.bands) {
       result.failed[name] = bad_input(mine.at(name), "bands", "its bands differ from the campaign's first scene").line();
+      it = gathered.erase(it);
       continue;
     }
     move_shift(s.data, total.data.shift);
     move_shift(s.noise, total.noise.shift);
-    const Status a = mnf::merge(total.data, s.data);
-    const Status b = mnf::merge(total.noise, s.noise);
-    if (!a.ok() || !b.ok()) result.failed[name] = (a.ok() ? b : a).error().line();
-    total.pixels += s.pixels;
+    ++it;
   }
-  allreduce(total.data, comm);
-  allreduce(total.noise, comm);
-  comm.allreduce_sum(std::span<std::int64_t>(&total.pixels, 1));
+  fold_in_name_order(total, holders(names_of(gathered), comm), gathered, comm);
   if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &scene_bands, 1, MPI_INT64_T, MPI_MAX, comm.handle());
   Status written;
   if (comm.is_root()) written = write_basis(job, total, scene_bands, stats_path);

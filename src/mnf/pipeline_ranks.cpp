@@ -12,21 +12,6 @@ namespace {
 
 constexpr int kFoldTag = 7101;
 
-std::vector<double> pack(const Moments& m) {
-  std::vector<double> buffer;
-  buffer.reserve(1 + m.sum.size() + m.cross.size());
-  buffer.push_back(static_cast<double>(m.count));  // exact below 2^53 pixels
-  buffer.insert(buffer.end(), m.sum.begin(), m.sum.end());
-  buffer.insert(buffer.end(), m.cross.begin(), m.cross.end());
-  return buffer;
-}
-
-void unpack(std::span<const double> buffer, Moments& m) {
-  m.count = static_cast<std::int64_t>(buffer[0]);
-  std::copy_n(buffer.begin() + 1, m.sum.size(), m.sum.begin());
-  std::copy_n(buffer.begin() + 1 + static_cast<std::ptrdiff_t>(m.sum.size()), m.cross.size(), m.cross.begin());
-}
-
 Result<std::int64_t> valid_in_row(const io::Cube& cube, const PixelRules& rules, std::int64_t row) {
   auto tile = cube.read_tile({row, row + 1});
   if (!tile) return tile.error();

@@ -1,5 +1,6 @@
 #include "src/mnf/stats.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace hb::mnf {
@@ -68,6 +69,21 @@ Status merge(Moments& into, const Moments& part) {
   for (std::size_t i = 0; i < into.sum.size(); ++i) into.sum[i] += part.sum[i];
   for (std::size_t i = 0; i < into.cross.size(); ++i) into.cross[i] += part.cross[i];
   return {};
+}
+
+std::vector<double> pack(const Moments& m) {
+  std::vector<double> buffer;
+  buffer.reserve(1 + m.sum.size() + m.cross.size());
+  buffer.push_back(static_cast<double>(m.count));
+  buffer.insert(buffer.end(), m.sum.begin(), m.sum.end());
+  buffer.insert(buffer.end(), m.cross.begin(), m.cross.end());
+  return buffer;
+}
+
+void unpack(std::span<const double> buffer, Moments& m) {
+  m.count = static_cast<std::int64_t>(buffer[0]);
+  std::copy_n(buffer.begin() + 1, m.sum.size(), m.sum.begin());
+  std::copy_n(buffer.begin() + 1 + static_cast<std::ptrdiff_t>(m.sum.size()), m.cross.size(), m.cross.begin());
 }
 
 Result<MeanCovariance> covariance(const Moments& moments, double covariance_scale) {

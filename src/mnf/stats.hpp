@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,12 @@ struct Moments {
 };
 
 Status merge(Moments& into, const Moments& part);
+
+// Count, sum and cross as doubles for a message between ranks (the shift is agreed
+// beforehand): 1 + bands + bands^2 values; the count is exact below 2^53 pixels.
+std::vector<double> pack(const Moments& m);
+// Into `m`, whose shift (and so its size) is already set.
+void unpack(std::span<const double> buffer, Moments& m);
 
 struct MeanCovariance {
   std::int64_t count = 0;

@@ -175,10 +175,8 @@ def check_campaign_moments(cli, tmp, checks, ranks=1):
                 '[mnf]\nbasis = "campaign"\ncomponents = 3\n')
     if ranks == 1:
         run_job(cli, job)
-    else:  # each rank gathers its own scene; the moments meet in an allreduce
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", str(ranks), cli, "run", job, "--no-progress"],
-                       check=True, capture_output=True, env=env)
+    else:  # each rank gathers its own scene; rank 0 sums them in name order
+        run_mpi_job(cli, job, ranks)
     out = os.path.join(tmp, f"out-m{ranks}")
     pixels, residuals = [], []
     for name in ("m1", "m2"):
@@ -198,6 +196,37 @@ def check_campaign_moments(cli, tmp, checks, ranks=1):
     for what, got, want in (("data", got_data, data_cov), ("noise", got_noise, noise_cov)):
         err = np.max(np.abs(got - want)) / np.max(np.abs(want))
         checks.true(err < 1e-9, f"{ranks} rank(s): campaign {what} covariance matches numpy (rel. error {err:.1e})")
+
+
+def run_mpi_job(cli, job, ranks):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", str(ranks), cli, "run", job, "--no-progress"],
+                   check=True, capture_output=True, env=env)
+
+
+def check_campaign_same_bytes(cli, tmp, checks):
+    """A campaign basis over five scenes dealt to 1 and 3 ranks: the same bits (the scenes'
+    moments are summed in name order whichever rank holds them), so every scene's MNF
+    components are the same bytes too."""
+    import h5py
+    import numpy as np
+    outs = {}
+    for ranks in (1, 3):
+        outs[ranks] = os.path.join(tmp, f"out-same{ranks}")
+        job = write(os.path.join(tmp, f"same{ranks}.toml"), f'[job]\nname = "s"\noutput = "{outs[ranks]}"\n' +
+                    "".join(SCENE.format(name=f"c{i}", seed=20 + i) for i in range(5)) +
+                    '[mnf]\nbasis = "campaign"\ncomponents = 3\n')
+        run_job(cli, job) if ranks == 1 else run_mpi_job(cli, job, ranks)
+    with h5py.File(os.path.join(outs[1], "campaign", "mnf_basis.h5")) as a, \
+            h5py.File(os.path.join(outs[3], "campaign", "mnf_basis.h5")) as b:
+        for name in a["mnf"]:
+            checks.true(np.array_equal(a["mnf"][name][()], b["mnf"][name][()]),
+                        f"campaign basis '{name}': the same bits on 1 and 3 ranks")
+    for i in range(5):
+        with h5py.File(os.path.join(outs[1], "scenes", f"c{i}", "mnf.h5")) as a, \
+                h5py.File(os.path.join(outs[3], "scenes", f"c{i}", "mnf.h5")) as b:
+            checks.true(np.array_equal(a["components"][()], b["components"][()]),
+                        f"c{i}: the same campaign components on 1 and 3 ranks")
 
 
 def check_submit_scripts(cli, tmp, checks):
@@ -274,6 +303,7 @@ def main():
         check_campaign_moments(args.cli, tmp, checks)
         if shutil.which("mpirun"):
             check_campaign_moments(args.cli, tmp, checks, ranks=2)
+            check_campaign_same_bytes(args.cli, tmp, checks)
             check_shared_scene(args.cli, tmp, checks)
         check_campaign_basis(args.cli, args.shared_data, tmp, checks)
     checks.done("job files")
