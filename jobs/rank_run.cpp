@@ -46,13 +46,14 @@ std::string scene_fingerprint(const SceneSpec& s) {
 bool RankRun::run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
                         const mpi::Comm* together) {
   if (failed_.count(listed.name) != 0) return false;
+  if (chain_.count(listed.name) == 0 && hashing_.count(listed.name) == 0) start_scene(listed);
   // A delivery archive is unpacked into scratch for these steps and removed after them.
   auto unpacked = unpack_scene(listed, job_.output, mpi::Comm::world().rank());
   Status unpacking = unpacked ? Status{} : Status{unpacked.error()};
   if (together != nullptr) unpacking = mpi::agree(unpacking, *together);
   if (!unpacking) {
     if (together == nullptr || together->is_root()) mark_failed(listed.name, "unpack", unpacking.error().line());
-    failed_.insert(listed.name);
+    else failed_.insert(listed.name);
     return false;
   }
   const SceneSpec& scene = *unpacked ? (*unpacked)->scene() : listed;
@@ -66,6 +67,7 @@ bool RankRun::run_steps(const SceneSpec& listed, std::size_t first, std::size_t 
     if (scene.generate) remove_temporaries(fs::path(scene.path).parent_path(), scene.name);
   }
   if (together != nullptr) together->barrier();  // the folder is ready before any rank writes
+  if (together == nullptr) catch_up(c, first);
   const auto& steps = scene_steps();
   // With no step of the scene on record, no skip depends on its checksums: they are
   // made after each step, when recorded, and the input's hash runs beside the steps.
@@ -95,14 +97,9 @@ void RankRun::start_scene(const SceneSpec& s) {
   hashing_[s.name] = std::async(std::launch::async, [&s] { return scene_fingerprint(s); });
 }
 
-int RankRun::failed_among(const std::vector<const SceneSpec*>& scenes) const {
-  int n = 0;
-  for (const auto* s : scenes) n += has_failed(s->name) ? 1 : 0;
-  return n;
-}
-
 void RankRun::mark_failed(const std::string& scene, const std::string& step, const std::string& error) {
   failed_.insert(scene);
+  failed_here_.insert(scene);
   record(scene, step, "failed", {}, {}, error, nullptr);
 }
 
@@ -129,6 +126,14 @@ bool RankRun::has_record(const std::string& scene) const {
   return at != entries.end() && at->second.scene == scene;
 }
 
+// A scene whose earlier steps ran on another rank: the chain is folded through them
+// here as that rank folded it (every wanted step in order, its checksum asked once).
+void RankRun::catch_up(const SceneContext& c, std::size_t first) {
+  const auto& steps = scene_steps();
+  for (std::size_t i = chained_[c.scene.name]; i < first; ++i)
+    if (steps[i].wanted(job_, c.scene)) next_checksum(c, steps[i]);
+}
+
 // The step's checksum: the chain so far with the step's name, parameters and extra
 // inputs folded in; it becomes the chain. Asked once per step, in step order.
 std::string RankRun::next_checksum(const SceneContext& c, const Step& step) {
@@ -142,6 +147,7 @@ std::string RankRun::next_checksum(const SceneContext& c, const Step& step) {
   // Physical units change what the analysis steps read (raw is what earlier runs read).
   if (job_.units != "raw") f.add("units").add(job_.units);
   for (const auto& input : step.extra_inputs(c)) f.add_file(input);
+  chained_[scene] = static_cast<std::size_t>(&step - scene_steps().data()) + 1;
   return chain_[scene] = f.hex();
 }
 
@@ -174,7 +180,9 @@ bool RankRun::fail_step(const SceneContext& c, const Step& step, const std::stri
   spdlog::error("{}: {} failed: {}", c.scene.name, step.name, line);
   metrics.add({c.scene.name, step.name, "failed", seconds, 0, 0, 0});
   failed_.insert(c.scene.name);
-  if (record_it) record(c.scene.name, step.name, "failed", {}, {}, line, nullptr);
+  if (!record_it) return false;
+  failed_here_.insert(c.scene.name);
+  record(c.scene.name, step.name, "failed", {}, {}, line, nullptr);
   return false;
 }
 

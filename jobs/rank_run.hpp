@@ -1,4 +1,4 @@
-// One rank's walk through its scenes (jobs/runner.cpp deals them): each scene's steps
+// One rank's walk through the scenes it takes (jobs/scene_queue.hpp): each scene's steps
 // in order, skipping those the manifest holds done with the same checksum, recording
 // each outcome in this rank's journal.
 #pragma once
@@ -34,13 +34,13 @@ class RankRun {
 
   // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
   // `together`: the ranks that share the scene (every rank, in step); null = this rank.
+  // Steps before `first` may have run on another rank.
   bool run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
                  const mpi::Comm* together = nullptr);
-  // The chain of checksums starts from the scene's fingerprint, whose content hash runs
-  // on a thread while nothing waits for it (see run_steps).
-  void start_scene(const SceneSpec& s);
   bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
-  int failed_among(const std::vector<const SceneSpec*>& scenes) const;
+  // Scenes that failed on this rank (recorded here), and those that failed on others.
+  std::vector<std::string> failed_here() const { return {failed_here_.begin(), failed_here_.end()}; }
+  void failed_elsewhere(const std::vector<std::string>& scenes) { failed_.insert(scenes.begin(), scenes.end()); }
   int unrecorded() const { return unrecorded_; }
   void mark_failed(const std::string& scene, const std::string& step, const std::string& error);
   void scene_finished(std::int64_t bytes);
@@ -51,6 +51,10 @@ class RankRun {
 
  private:
   bool has_record(const std::string& scene) const;
+  // The chain of checksums starts from the scene's fingerprint, whose content hash runs
+  // on a thread while nothing waits for it (see run_steps).
+  void start_scene(const SceneSpec& s);
+  void catch_up(const SceneContext& c, std::size_t first);
   std::string next_checksum(const SceneContext& c, const Step& step);
   bool run_step(const SceneContext& c, const Step& step, const Checksum& checksum);
   bool run_shared_step(const SceneContext& c, const Step& step, const Checksum& checksum);
@@ -63,8 +67,10 @@ class RankRun {
   Journal& journal_;
   RunProgress& progress_;
   std::map<std::string, std::string> chain_;  // scene -> checksum of its last step
+  std::map<std::string, std::size_t> chained_;  // scene -> index of the first step not in its chain
   std::map<std::string, std::future<std::string>> hashing_;  // scene -> its fingerprint, on a thread
-  std::set<std::string> failed_;
+  std::set<std::string> failed_;       // not to be run further: failed here or on another rank
+  std::set<std::string> failed_here_;  // failures this rank recorded
   int scenes_done_ = 0;
   std::int64_t bytes_done_ = 0;
   int unrecorded_ = 0;  // journal appends that failed

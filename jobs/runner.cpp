@@ -25,6 +25,7 @@
 #include "jobs/rank_run.hpp"
 #include "jobs/report.hpp"
 #include "jobs/run_lock.hpp"
+#include "jobs/scene_queue.hpp"
 #include "jobs/schedule.hpp"
 #include "jobs/steps.hpp"
 #include "mpi/agree.hpp"
@@ -51,7 +52,7 @@ std::int64_t planned_bytes(const SceneSpec& s) {
 struct Assignment {
   std::vector<const SceneSpec*> shard;   // this task's scenes, in collection order
   std::vector<const SceneSpec*> shared;  // above large_scene_mb: every rank takes a block of rows
-  std::vector<const SceneSpec*> mine;    // this rank's whole scenes
+  std::vector<const SceneSpec*> whole;   // the others, largest first: ranks take them as they are free
   std::int64_t shard_bytes = 0;
 };
 
@@ -71,10 +72,33 @@ Assignment assign(const std::vector<SceneSpec>& scenes, const RunOptions& o, con
     if (large) a.shared.push_back(&scenes[i]);
     else whole.push_back(&scenes[i]), in_shard.push_back(all[i]);
   }
-  const auto rank_of = deal_by_size(in_shard, comm.size());
-  for (std::size_t i = 0; i < whole.size(); ++i)
-    if (rank_of[i] == comm.rank()) a.mine.push_back(whole[i]);
+  for (const std::size_t i : largest_first(in_shard)) a.whole.push_back(whole[i]);
   return a;
+}
+
+// This rank's part of one pass over the whole scenes: the next scene no rank has taken,
+// until none is left. An error when this rank can no longer take scenes.
+template <class Work>
+Status take_scenes(SceneQueue queue, Work work) {
+  for (;;) {
+    auto scene = queue.take();
+    if (!scene) return scene.error();
+    if (*scene == nullptr) return {};
+    work(**scene);
+  }
+}
+
+// Every rank learns which scenes failed on the others, so that no rank runs their
+// later steps.
+void share_failures(RankRun& run, const mpi::Comm& comm) {
+  std::string lines;
+  for (const auto& name : run.failed_here()) lines += name + "\n";  // scene names are one path component
+  for (const auto& theirs : comm.allgather(lines)) {
+    std::vector<std::string> names;
+    for (std::size_t at = 0, end; (end = theirs.find('\n', at)) != std::string::npos; at = end + 1)
+      names.push_back(theirs.substr(at, end - at));
+    run.failed_elsewhere(names);
+  }
 }
 
 void log_to_file(const std::string& dir, const std::string& run_id, int rank) {
@@ -99,7 +123,8 @@ std::size_t step_index(const std::string& name) {
 }
 
 // The campaign basis, unless the manifest already has it for these scenes and parameters.
-std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run, const Manifest& manifest,
+std::string campaign_phase(const JobSpec& job, std::vector<const SceneSpec*> contributes, RankRun& run,
+                           const Manifest& manifest,
                            const RunOptions& o, const mpi::Comm& comm, const std::vector<SceneSpec>& scenes) {
   const std::string stats = (fs::path(job.output) / "campaign" / "mnf_basis.h5").string();
   Fingerprint f;
@@ -114,8 +139,6 @@ std::string campaign_phase(const JobSpec& job, const Assignment& a, RankRun& run
   std::error_code ec;
   fs::create_directories(fs::path(stats).parent_path(), ec);
   std::map<std::string, std::string> mine;
-  auto contributes = a.mine;  // shared scenes' statistics are gathered on rank 0
-  if (comm.is_root()) contributes.insert(contributes.end(), a.shared.begin(), a.shared.end());
   for (const auto* s : contributes) {
     if (run.has_failed(s->name)) continue;  // failed to generate or ingest: no statistics to give
     const auto ingested = fs::path(job.output) / "scenes" / s->name / (s->name + ".h5");
@@ -223,40 +246,50 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
 
   const Assignment a = assign(*scenes, o, comm, job->large_scene_bytes);
   HB_TRY(mpi::agree(comm.is_root() ? check_space_for_generated(*job, a.shard, *manifest) : Status{}, comm));
-  spdlog::info("job {}: {} scenes in shard {}/{}, {} shared by all {} ranks, {} on rank {}", job->name, a.shard.size(),
-               o.shard, o.shards, a.shared.size(), comm.size(), a.mine.size(), comm.rank());
+  const std::string claims = claims_folder(job->output, o.shard, o.shards);
+  HB_TRY(mpi::agree(comm.is_root() ? claims_ready(claims) : Status{}, comm));
+  spdlog::info("job {}: {} scenes in shard {}/{}, {} shared by all {} ranks, the others taken by rank as each is free",
+               job->name, a.shard.size(), o.shard, o.shards, a.shared.size(), comm.size());
   Journal journal(job->output, run_id, comm.rank());
   RunProgress progress(journal_dir(job->output), run_id, comm.rank(), static_cast<int>(a.shard.size()), a.shard_bytes,
                        o.show_progress);
   RankRun run(*job, *manifest, journal, progress);
 
-  // Phase 1: make and ingest scenes; phase 2 (after a campaign basis): everything else.
-  // Shared (large) scenes first, every rank in step on each; then each rank's own.
-  const std::size_t split = job->mnf.campaign ? step_index("mnf") : scene_steps().size();
-  for (const auto* s : a.shared) {
-    run.start_scene(*s);
-    run.run_steps(*s, 0, split, {}, &comm);
-  }
-  for (const auto* s : a.mine) {
-    run.start_scene(*s);
-    run.run_steps(*s, 0, split, {}, nullptr);
-  }
+  // Pass 1: make and ingest scenes; pass 2 (after a campaign basis): everything else.
+  // Shared (large) scenes first, every rank in step on each; then the whole scenes.
+  const bool campaign = job->mnf.campaign;
+  const std::size_t split = campaign ? step_index("mnf") : scene_steps().size();
+  for (const auto* s : a.shared) run.run_steps(*s, 0, split, {}, &comm);
+  std::vector<const SceneSpec*> taken;  // this rank's whole scenes of pass 1
+  Status claimed = take_scenes(SceneQueue(claims, 1, a.whole), [&](const SceneSpec& s) {
+    taken.push_back(&s);
+    run.run_steps(s, 0, split, {}, nullptr);
+    if (!campaign) run.scene_finished(planned_bytes(s));
+  });
   std::string campaign_stats;
-  if (job->mnf.campaign) {
-    campaign_stats = campaign_phase(*job, a, run, *manifest, o, comm, *scenes);
-    if (campaign_stats.empty())
-      for (const auto* s : a.mine) run.mark_failed(s->name, "mnf", "no campaign basis (see the campaign entry)");
+  if (campaign) {
+    auto contributes = taken;  // shared scenes' statistics are gathered on rank 0
+    if (comm.is_root()) contributes.insert(contributes.end(), a.shared.begin(), a.shared.end());
+    campaign_stats = campaign_phase(*job, contributes, run, *manifest, o, comm, *scenes);
+    share_failures(run, comm);
   }
   for (const auto* s : a.shared) {
     run.run_steps(*s, split, scene_steps().size(), campaign_stats, &comm);
     if (comm.is_root()) run.scene_finished(planned_bytes(*s));
   }
-  for (const auto* s : a.mine) {
-    run.run_steps(*s, split, scene_steps().size(), campaign_stats, nullptr);
-    run.scene_finished(planned_bytes(*s));
-  }
+  if (campaign && claimed.ok())
+    claimed = take_scenes(SceneQueue(claims, 2, a.whole), [&](const SceneSpec& s) {
+      if (campaign_stats.empty()) {
+        if (!run.has_failed(s.name)) run.mark_failed(s.name, "mnf", "no campaign basis (see the campaign entry)");
+      } else {
+        run.run_steps(s, split, scene_steps().size(), campaign_stats, nullptr);
+      }
+      run.scene_finished(planned_bytes(s));
+    });
+  if (!claimed) spdlog::error("{}", claimed.error().line());
   wait_for_all(progress, comm);
   progress.finish();
+  if (comm.is_root()) remove_claims(claims);
 
   auto backend = make_backend(*backend_kind_from_name(job->backend));
   const auto per_rank = gather_json(run.metrics.to_json(comm.rank(), backend ? std::string((*backend)->name()) : "none",
@@ -273,7 +306,8 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   }
   if (comm.is_parallel()) MPI_Bcast(&outcome.failed_scenes, 1, MPI_INT, 0, comm.handle());
   // What the ranks logged counts even if the manifest lost it: a failure never exits 0.
-  int logged = run.failed_among(a.mine) + (comm.is_root() ? run.failed_among(a.shared) : 0) + run.unrecorded();
+  // A rank that could not take scenes may have left some unrun: that too is a failure.
+  int logged = static_cast<int>(run.failed_here().size()) + run.unrecorded() + (claimed.ok() ? 0 : 1);
   if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &logged, 1, MPI_INT, MPI_SUM, comm.handle());
   outcome.failed_scenes = std::max(outcome.failed_scenes, logged);
   drop_file_log();

@@ -1,6 +1,6 @@
 // `hyperbatch run JOB.toml`: every scene of the job through its steps, restartable.
-// One process runs everything; under mpirun/srun the scenes are dealt over the ranks
-// (jobs/schedule.hpp); a job array's task runs its shard of the scenes.
+// One process runs everything; under mpirun/srun each rank takes the next scene when it
+// is free (jobs/scene_queue.hpp); a job array's task runs its shard of the scenes.
 #pragma once
 
 #include <string>

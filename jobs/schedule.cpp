@@ -14,13 +14,18 @@
 namespace hb::jobs {
 namespace fs = std::filesystem;
 
-std::vector<int> deal_by_size(const std::vector<Sized>& items, int bins) {
+std::vector<std::size_t> largest_first(const std::vector<Sized>& items) {
   std::vector<std::size_t> order(items.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (items[a].bytes != items[b].bytes) return items[a].bytes > items[b].bytes;
     return items[a].name < items[b].name;
   });
+  return order;
+}
+
+std::vector<int> deal_by_size(const std::vector<Sized>& items, int bins) {
+  const auto order = largest_first(items);
   std::vector<std::int64_t> load(static_cast<std::size_t>(std::max(bins, 1)), 0);
   std::vector<int> owner(items.size(), 0);
   for (const std::size_t i : order) {

@@ -1,10 +1,10 @@
 // Which rank processes which scene, and the fingerprints that make a step's checksum.
 //
-// Scheduling rule (every rank computes the same answer, no messages): scenes are
-// sorted by size in bytes, largest first (ties by name), and each goes to the rank
-// with the least bytes so far (ties: lowest rank): greedy longest-processing-time
-// first, within 4/3 of the best makespan. With job arrays the same rule first deals
-// scenes to shards, then each shard's scenes to its ranks.
+// Scheduling rule: scenes are sorted by size in bytes, largest first (ties by name).
+// Job arrays deal them to shards ahead of time (every task computes the same answer):
+// each goes to the shard with the least bytes so far (ties: lowest shard), greedy
+// longest-processing-time first, within 4/3 of the best makespan. Within a run, ranks
+// take a shard's scenes in that order as each becomes free (jobs/scene_queue.hpp).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,8 @@ struct Sized {
   std::int64_t bytes = 0;
 };
 
+// Item indices by size, largest first (ties by name).
+std::vector<std::size_t> largest_first(const std::vector<Sized>& items);
 // owner[i] = the bin (rank or shard) of item i, for `bins` bins.
 std::vector<int> deal_by_size(const std::vector<Sized>& items, int bins);
 

@@ -1,6 +1,7 @@
 """Job files: validation errors name the key and its line (exit 3); a corrupt scene is
 recorded as failed in the manifest and the report while the others complete (exit 6);
 a rerun skips what is done and redoes only what a changed parameter touches."""
+import filecmp
 import os
 import shutil
 import subprocess
@@ -227,6 +228,45 @@ def check_campaign_same_bytes(cli, tmp, checks):
                 h5py.File(os.path.join(outs[3], "scenes", f"c{i}", "mnf.h5")) as b:
             checks.true(np.array_equal(a["components"][()], b["components"][()]),
                         f"c{i}: the same campaign components on 1 and 3 ranks")
+    # A scene's steps after the basis may run on another rank than its first ones: the
+    # checksums still chain through every step, as on one rank, so a rerun skips all.
+    one, three = manifest(outs[1]), manifest(outs[3])
+    checks.equal(sorted(one), sorted(three), "the same manifest entries on 1 and 3 ranks")
+    checks.true(all(one[key]["checksum"] == three[key]["checksum"] for key in one),
+                "the same checksums on 1 and 3 ranks")
+    run_mpi_job(cli, os.path.join(tmp, "same3.toml"), 2)
+    stages = metrics(outs[3])["stages"]
+    checks.true(all(stage["done"] == 0 for stage in stages.values()), f"a rerun on 2 ranks redoes nothing: {stages}")
+
+
+def check_scenes_taken_once(cli, tmp, checks):
+    """Ranks take the whole scenes as each is free: in a rerun over six scenes of which
+    three are done, every scene's steps run or are skipped exactly once across 3 ranks,
+    the outputs are a one-rank run's bytes, and the claims are gone afterwards."""
+    outs = {ranks: os.path.join(tmp, f"out-taken{ranks}") for ranks in (1, 3)}
+
+    def job(ranks, names):
+        return write(os.path.join(tmp, f"taken{ranks}.toml"), f'[job]\nname = "t"\noutput = "{outs[ranks]}"\n' +
+                     "".join(SCENE.format(name=f"t{i}", seed=40 + i) for i in names) + '[mnf]\ncomponents = 3\n')
+
+    run_job(cli, job(1, range(6)))
+    run_mpi_job(cli, job(3, range(0, 6, 2)), 3)
+    run_mpi_job(cli, job(3, range(6)), 3)
+    stages = metrics(outs[3])["stages"]
+    for step in ("generate", "mnf"):
+        checks.equal((stages[step]["done"], stages[step]["skipped"]), (3, 3), f"{step}: 3 scenes run, 3 skipped")
+    for i in range(6):
+        scene = os.path.join("generated", f"t{i}.img")
+        checks.true(filecmp.cmp(os.path.join(outs[1], scene), os.path.join(outs[3], scene), shallow=False),
+                    f"t{i}: one rank's scene")
+    import h5py
+    import numpy as np
+    for i in range(6):
+        with h5py.File(os.path.join(outs[1], "scenes", f"t{i}", "mnf.h5")) as a, \
+                h5py.File(os.path.join(outs[3], "scenes", f"t{i}", "mnf.h5")) as b:
+            checks.true(np.array_equal(a["components"][()], b["components"][()]), f"t{i}: one rank's components")
+    checks.true(not any(name.startswith("claims") for name in os.listdir(os.path.join(outs[3], "manifest.d"))),
+                "no claims left after the run")
 
 
 def check_submit_scripts(cli, tmp, checks):
@@ -304,6 +344,7 @@ def main():
         if shutil.which("mpirun"):
             check_campaign_moments(args.cli, tmp, checks, ranks=2)
             check_campaign_same_bytes(args.cli, tmp, checks)
+            check_scenes_taken_once(args.cli, tmp, checks)
             check_shared_scene(args.cli, tmp, checks)
         check_campaign_basis(args.cli, args.shared_data, tmp, checks)
     checks.done("job files")
