@@ -39,13 +39,10 @@ std::vector<std::string> names_of(const std::map<std::string, mnf::SceneStatisti
 // Every rank's scene names with the rank that holds each, in name order: the order in
 // which scenes' moments are summed, the same whichever ranks hold them.
 std::vector<std::pair<std::string, int>> holders(const std::vector<std::string>& mine, const mpi::Comm& comm) {
-  std::string lines;
-  for (const auto& name : mine) lines += name + "\n";  // scene names are one path component
-  const auto all = comm.allgather(lines);
+  const auto all = comm.allgather(mine);  // scene names are one path component: one line each
   std::vector<std::pair<std::string, int>> held;
   for (std::size_t rank = 0; rank < all.size(); ++rank)
-    for (std::size_t at = 0, end; (end = all[rank].find('\n', at)) != std::string::npos; at = end + 1)
-      held.emplace_back(all[rank].substr(at, end - at), static_cast<int>(rank));
+    for (const auto& name : all[rank]) held.emplace_back(name, static_cast<int>(rank));
   std::sort(held.begin(), held.end());
   return held;
 }

@@ -91,14 +91,7 @@ Status take_scenes(SceneQueue queue, Work work) {
 // Every rank learns which scenes failed on the others, so that no rank runs their
 // later steps.
 void share_failures(RankRun& run, const mpi::Comm& comm) {
-  std::string lines;
-  for (const auto& name : run.failed_here()) lines += name + "\n";  // scene names are one path component
-  for (const auto& theirs : comm.allgather(lines)) {
-    std::vector<std::string> names;
-    for (std::size_t at = 0, end; (end = theirs.find('\n', at)) != std::string::npos; at = end + 1)
-      names.push_back(theirs.substr(at, end - at));
-    run.failed_elsewhere(names);
-  }
+  for (const auto& theirs : comm.allgather(run.failed_here())) run.failed_elsewhere(theirs);  // names: one line each
 }
 
 void log_to_file(const std::string& dir, const std::string& run_id, int rank) {

@@ -113,6 +113,18 @@ std::vector<std::string> Comm::allgather(const std::string& value) const {
   return values;
 }
 
+std::vector<std::vector<std::string>> Comm::allgather(const std::vector<std::string>& lines) const {
+  std::string joined;
+  for (const auto& line : lines) joined += line + "\n";
+  std::vector<std::vector<std::string>> all;
+  for (const auto& theirs : allgather(joined)) {
+    auto& split = all.emplace_back();
+    for (std::size_t at = 0, end; (end = theirs.find('\n', at)) != std::string::npos; at = end + 1)
+      split.push_back(theirs.substr(at, end - at));
+  }
+  return all;
+}
+
 std::vector<std::byte> Comm::allgather_bytes(std::span<const std::byte> mine) const {
   if (size() == 1) return {mine.begin(), mine.end()};
   const auto sizes = allgather(static_cast<std::int64_t>(mine.size()));

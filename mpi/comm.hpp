@@ -67,6 +67,8 @@ class Comm {
   // One value from each rank, in rank order, on every rank.
   std::vector<std::int64_t> allgather(std::int64_t value) const;
   std::vector<std::string> allgather(const std::string& value) const;
+  // Each rank's list of one-line strings (no '\n' in them), in rank order, on every rank.
+  std::vector<std::vector<std::string>> allgather(const std::vector<std::string>& lines) const;
   // Every rank's `mine` concatenated in rank order, on every rank (sizes may differ).
   std::vector<std::byte> allgather_bytes(std::span<const std::byte> mine) const;
 
