@@ -1,34 +1,18 @@
 #include "jobs/campaign.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 #include "io/cube.hpp"
 #include "io/resample_view.hpp"
 #include "jobs/schedule.hpp"
 #include "src/mnf/pipeline.hpp"
+#include "src/mnf/run_campaign.hpp"
 #include "src/mnf/stats_file.hpp"
 
 namespace hb::jobs {
 namespace {
-
-// Re-centres sums taken about `m.shift` onto `shift`: with d = old - new,
-// Σ(x-new) = Σ(x-old) + n d and Σ(x-new)(x-new)ᵀ = C + s dᵀ + d sᵀ + n d dᵀ (upper triangle).
-void move_shift(mnf::Moments& m, const std::vector<double>& shift) {
-  const auto b = static_cast<std::size_t>(m.bands());
-  std::vector<double> d(b);
-  for (std::size_t i = 0; i < b; ++i) d[i] = m.shift[i] - shift[i];
-  const auto n = static_cast<double>(m.count);
-  for (std::size_t i = 0; i < b; ++i)
-    for (std::size_t j = i; j < b; ++j) m.cross[i * b + j] += m.sum[i] * d[j] + d[i] * m.sum[j] + n * d[i] * d[j];
-  for (std::size_t i = 0; i < b; ++i) m.sum[i] += n * d[i];
-  m.shift = shift;
-}
-
-constexpr int kFoldTag = 7201;
 
 std::vector<std::string> names_of(const std::map<std::string, mnf::SceneStatistics>& scenes) {
   std::vector<std::string> names;
@@ -47,59 +31,17 @@ std::vector<std::pair<std::string, int>> holders(const std::vector<std::string>&
   return held;
 }
 
-// The first scene in name order gives the bands and shifts that every scene's moments
-// are moved to; its holder broadcasts them.
-void share_reference(std::optional<mnf::SceneStatistics>& reference, int holder, const mpi::Comm& comm) {
-  if (!comm.is_parallel()) return;
-  std::vector<std::int64_t> sizes(4, 0);
-  if (comm.rank() == holder)
-    sizes = {reference->rules.used_bands(), reference->data.bands(), reference->noise.bands(),
-             static_cast<std::int64_t>(reference->excluded_bands.size())};
-  comm.broadcast(sizes, holder);
-  if (comm.rank() != holder) {
-    reference.emplace();
-    reference->rules.bands.resize(static_cast<std::size_t>(sizes[0]));
-    reference->data.shift.resize(static_cast<std::size_t>(sizes[1]));
-    reference->noise.shift.resize(static_cast<std::size_t>(sizes[2]));
-    reference->excluded_bands.resize(static_cast<std::size_t>(sizes[3]));
-  }
-  comm.broadcast(reference->rules.bands, holder);
-  comm.broadcast(reference->excluded_bands, holder);
-  comm.broadcast(reference->data.shift, holder);
-  comm.broadcast(reference->noise.shift, holder);
-}
-
-// Σ of the scenes' moments (already about the reference's shifts) on rank 0, added one
-// scene at a time in name order, each sent by its holder: the same bits as one rank
-// adding them all, for any rank count and any deal of the scenes.
-void fold_in_name_order(mnf::SceneStatistics& total, const std::vector<std::pair<std::string, int>>& order,
-                        const std::map<std::string, mnf::SceneStatistics>& mine, const mpi::Comm& comm) {
-  const auto size = static_cast<std::size_t>(3 + total.data.bands() * (1 + total.data.bands()) +
-                                             total.noise.bands() * (1 + total.noise.bands()));
-  for (const auto& [name, holder] : order) {
-    std::vector<double> message;
-    if (holder == comm.rank()) {
-      const auto& s = mine.at(name);
-      message = mnf::pack(s.data);
-      const auto noise = mnf::pack(s.noise);
-      message.insert(message.end(), noise.begin(), noise.end());
-      message.push_back(static_cast<double>(s.pixels));
-      if (!comm.is_root()) comm.send(message, 0, kFoldTag);
-    } else if (comm.is_root()) {
-      message.resize(size);
-      comm.recv(message, holder, kFoldTag);
-    }
-    if (!comm.is_root()) continue;
-    mnf::Moments data = mnf::Moments::zero(total.data.shift), noise = mnf::Moments::zero(total.noise.shift);
-    const std::span<const double> parts(message);
-    const auto data_size = static_cast<std::size_t>(1 + data.bands() * (1 + data.bands()));
-    mnf::unpack(parts.first(data_size), data);
-    mnf::unpack(parts.subspan(data_size, parts.size() - data_size - 1), noise);
-    // Both are about the total's shifts: merging cannot fail.
-    (void)mnf::merge(total.data, data);
-    (void)mnf::merge(total.noise, noise);
-    total.pixels += static_cast<std::int64_t>(parts.back());
-  }
+// The bands of the first scene in name order, which every scene must share: its holder
+// tells every rank.
+std::vector<std::int64_t> first_bands(const std::map<std::string, mnf::SceneStatistics>& gathered,
+                                      const std::pair<std::string, int>& first, const mpi::Comm& comm) {
+  std::vector<std::int64_t> bands;
+  if (first.second == comm.rank()) bands = gathered.at(first.first).rules.bands;
+  std::vector<std::int64_t> size{static_cast<std::int64_t>(bands.size())};
+  comm.broadcast(size, first.second);
+  bands.resize(static_cast<std::size_t>(size[0]));
+  comm.broadcast(bands, first.second);
+  return bands;
 }
 
 Status write_basis(const JobSpec& job, const mnf::SceneStatistics& total, std::int64_t scene_bands,
@@ -160,29 +102,33 @@ CampaignResult build_campaign_basis(const JobSpec& job, const std::map<std::stri
     result.status = Error{ErrorKind::bad_input, job.file, "mnf.basis", "no scene gave statistics for a campaign basis"};
     return result;
   }
-  std::optional<mnf::SceneStatistics> reference;
-  if (const auto at = gathered.find(gathered_order.front().first); at != gathered.end()) reference = at->second;
-  share_reference(reference, gathered_order.front().second, comm);
-  reference->estimator = options.estimator;
-  mnf::SceneStatistics total = *reference;
-  total.data = mnf::Moments::zero(reference->data.shift);
-  total.noise = mnf::Moments::zero(reference->noise.shift);
-  total.pixels = 0;
+  const auto bands = first_bands(gathered, gathered_order.front(), comm);
   for (auto it = gathered.begin(); it != gathered.end();) {
-    auto& [name, s] = *it;
-    if (s.rules.bands != reference->rules.bands) {
-      result.failed[name] = bad_input(mine.at(name), "bands", "its bands differ from the campaign's first scene").line();
-      it = gathered.erase(it);
+    if (it->second.rules.bands == bands) {
+      ++it;
       continue;
     }
-    move_shift(s.data, total.data.shift);
-    move_shift(s.noise, total.noise.shift);
-    ++it;
+    result.failed[it->first] =
+        bad_input(mine.at(it->first), "bands", "its bands differ from the campaign's first scene").line();
+    it = gathered.erase(it);
   }
-  fold_in_name_order(total, holders(names_of(gathered), comm), gathered, comm);
+  // The scenes in name order, summed as one rank would sum them (mnf::sum_in_scene_order).
+  std::vector<int> holder_of;
+  std::vector<std::string> names;
+  std::map<std::size_t, mnf::SceneStatistics> held;
+  for (const auto& [name, holder] : holders(names_of(gathered), comm)) {
+    if (holder == comm.rank()) held.emplace(names.size(), std::move(gathered.at(name)));
+    holder_of.push_back(holder);
+    names.push_back(name);
+  }
+  auto total = mnf::sum_in_scene_order(holder_of, held, names, options, comm);
+  if (!total) {
+    result.status = total.error();
+    return result;
+  }
   if (comm.is_parallel()) MPI_Allreduce(MPI_IN_PLACE, &scene_bands, 1, MPI_INT64_T, MPI_MAX, comm.handle());
   Status written;
-  if (comm.is_root()) written = write_basis(job, total, scene_bands, stats_path);
+  if (comm.is_root()) written = write_basis(job, *total, scene_bands, stats_path);
   // Every rank learns whether rank 0 wrote the basis.
   if (comm.any(!written.ok()) && written.ok())
     written = Error{ErrorKind::internal, stats_path, "mnf", "rank 0 could not build the campaign basis"};

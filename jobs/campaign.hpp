@@ -1,7 +1,7 @@
 // One MNF basis for a whole campaign: every rank gathers the statistics of its own
-// scenes, the moments are moved to one common provisional mean and rank 0 sums them in
-// scene-name order (the same bits for any rank count and any deal of the scenes), then
-// writes the basis that every scene is then projected on.
+// scenes and rank 0 sums them in scene-name order (mnf::sum_in_scene_order: the same
+// bits for any rank count and any deal of the scenes), then writes the basis that every
+// scene is then projected on.
 #pragma once
 
 #include <map>

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include <map>
+
 #include "io/band_match.hpp"
 #include "io/resample_view.hpp"
 #include "mpi/agree.hpp"
@@ -72,48 +74,39 @@ Result<SceneStatistics> scene_statistics(const std::string& path, TileOps& ops, 
 
 }  // namespace
 
-Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
-                                            const PipelineOptions& options, const mpi::Comm& comm) {
-  // Headers only, on every rank, before any pixel is read: nothing is written on refusal.
-  HB_TRY(mpi::agree(check_bands(scenes), comm));
-  const int ranks = comm.size();
-  std::vector<SceneStatistics> mine;
-  Status local;
-  for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < scenes.size() && local.ok();
-       i += static_cast<std::size_t>(ranks)) {
-    auto stats = scene_statistics(scenes[i], ops, options);
-    if (stats) mine.push_back(std::move(*stats));
-    else local = stats.error();
-    if (local.ok() && !mine.empty() && mine.back().rules.bands != mine.front().rules.bands)
-      local = bad_input(scenes[i], "bbl", "uses other bands than " + scenes[static_cast<std::size_t>(comm.rank())]);
-  }
-  HB_TRY(mpi::agree(local, comm));
-  // Scene 0 (rank 0's first) fixes the bands and the common shift.
-  SceneStatistics total = comm.is_root() ? mine.front() : SceneStatistics{};
-  std::vector<std::int64_t> bands = total.rules.bands;
-  std::int64_t count[1] = {static_cast<std::int64_t>(bands.size())};
-  comm.broadcast(count);
-  bands.resize(static_cast<std::size_t>(count[0]));
-  comm.broadcast(bands);
+Result<SceneStatistics> sum_in_scene_order(const std::vector<int>& holders,
+                                           const std::map<std::size_t, SceneStatistics>& mine,
+                                           const std::vector<std::string>& scenes, const PipelineOptions& options,
+                                           const mpi::Comm& comm) {
+  // Scene 0 fixes the bands and the common shift; its holder tells every rank the bands.
+  const int first = holders.front();
+  SceneStatistics total = comm.rank() == first ? mine.at(0) : SceneStatistics{};
+  std::vector<std::int64_t> sizes{static_cast<std::int64_t>(total.rules.bands.size()),
+                                  static_cast<std::int64_t>(total.excluded_bands.size())};
+  comm.broadcast(sizes, first);
+  total.rules.bands.resize(static_cast<std::size_t>(sizes[0]));
+  total.excluded_bands.resize(static_cast<std::size_t>(sizes[1]));
+  comm.broadcast(total.rules.bands, first);
+  comm.broadcast(total.excluded_bands, first);
+  total.estimator = options.estimator;
   const bool with_noise = options.method == Method::mnf;
-  const auto n = bands.size();
+  const auto n = total.rules.bands.size();
   Status merged;
-  for (std::size_t i = 0; i < scenes.size(); ++i) {
-    const int owner = static_cast<int>(i % static_cast<std::size_t>(ranks));
-    const std::size_t slot = i / static_cast<std::size_t>(ranks);
+  for (std::size_t i = 0; i < holders.size(); ++i) {
+    const int holder = holders[i];
     SceneStatistics part;
-    if (comm.rank() == owner) part = mine[slot];
-    if (owner != 0) {
-      std::vector<double> v = comm.rank() == owner ? packed(part) : std::vector<double>();
-      if (comm.rank() == owner) {
+    if (comm.rank() == holder) part = mine.at(i);
+    if (holder != 0) {
+      std::vector<double> v = comm.rank() == holder ? packed(part) : std::vector<double>();
+      if (comm.rank() == holder) {
         std::vector<double> length{static_cast<double>(v.size())};
         comm.send(length, 0, kCampaignTag);
         comm.send(v, 0, kCampaignTag);
       } else if (comm.is_root()) {
         std::vector<double> length(1);
-        comm.recv(length, owner, kCampaignTag);
+        comm.recv(length, holder, kCampaignTag);
         v.resize(static_cast<std::size_t>(length[0]));
-        comm.recv(v, owner, kCampaignTag);
+        comm.recv(v, holder, kCampaignTag);
         if (v.size() != packed_size(n, with_noise)) {
           if (merged.ok()) merged = bad_input(scenes[i], "bbl", "uses other bands than " + scenes[0]);
           continue;
@@ -121,7 +114,11 @@ Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scen
         unpacked(v, part, n, with_noise);
       }
     }
-    if (!comm.is_root() || i == 0 || !merged.ok()) continue;
+    if (!comm.is_root() || !merged.ok()) continue;
+    if (i == 0) {
+      total.pixels = part.pixels, total.data = std::move(part.data), total.noise = std::move(part.noise);
+      continue;
+    }
     total.pixels += part.pixels;
     merged = merge(total.data, recentred(part.data, total.data.shift));
     if (merged.ok() && with_noise) merged = merge(total.noise, part.noise);
@@ -130,12 +127,35 @@ Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scen
   // Every rank takes part in the basis (computed on rank 0, broadcast): all get the sums.
   std::vector<double> v = comm.is_root() ? packed(total) : std::vector<double>(packed_size(n, with_noise));
   comm.broadcast(v);
-  if (!comm.is_root()) {
-    total.rules.bands = bands;
-    total.estimator = options.estimator;
-    unpacked(v, total, n, with_noise);
+  if (!comm.is_root()) unpacked(v, total, n, with_noise);
+  return total;
+}
+
+Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
+                                            const PipelineOptions& options, const mpi::Comm& comm) {
+  // Headers only, on every rank, before any pixel is read: nothing is written on refusal.
+  HB_TRY(mpi::agree(check_bands(scenes), comm));
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::vector<int> holders(scenes.size());
+  std::map<std::size_t, SceneStatistics> mine;
+  Status local;
+  for (std::size_t i = 0; i < scenes.size(); ++i) {
+    holders[i] = static_cast<int>(i % ranks);
+    if (holders[i] != comm.rank() || !local.ok()) continue;
+    auto stats = scene_statistics(scenes[i], ops, options);
+    if (!stats) {
+      local = stats.error();
+      continue;
+    }
+    if (!mine.empty() && stats->rules.bands != mine.begin()->second.rules.bands)
+      local = bad_input(scenes[i], "bbl", "uses other bands than " + scenes[static_cast<std::size_t>(comm.rank())]);
+    mine.emplace(i, std::move(*stats));
   }
-  spdlog::info("campaign statistics: {} scenes over {} ranks, {} valid pixels", scenes.size(), ranks, total.data.count);
+  HB_TRY(mpi::agree(local, comm));
+  auto total = sum_in_scene_order(holders, mine, scenes, options, comm);
+  if (total)
+    spdlog::info("campaign statistics: {} scenes over {} ranks, {} valid pixels", scenes.size(), ranks,
+                 total->data.count);
   return total;
 }
 

@@ -207,8 +207,8 @@ def run_mpi_job(cli, job, ranks):
 
 def check_campaign_same_bytes(cli, tmp, checks):
     """A campaign basis over five scenes dealt to 1 and 3 ranks: the same bits (the scenes'
-    moments are summed in name order whichever rank holds them), so every scene's MNF
-    components are the same bytes too."""
+    moments are summed in name order whichever rank holds them), and those of `mnf
+    --stats-only` over the scenes; every scene's MNF components are the same bytes too."""
     import h5py
     import numpy as np
     outs = {}
@@ -218,11 +218,17 @@ def check_campaign_same_bytes(cli, tmp, checks):
                     "".join(SCENE.format(name=f"c{i}", seed=20 + i) for i in range(5)) +
                     '[mnf]\nbasis = "campaign"\ncomponents = 3\n')
         run_job(cli, job) if ranks == 1 else run_mpi_job(cli, job, ranks)
+    # `mnf --stats-only` over the same scenes in name order sums them the same way.
+    cli_stats = os.path.join(tmp, "same-cli.h5")
+    subprocess.run([cli, "mnf", "--stats-only", *(os.path.join(outs[1], "generated", f"c{i}.hdr") for i in range(5)),
+                    "-o", cli_stats, "--components", "3"], check=True, capture_output=True)
     with h5py.File(os.path.join(outs[1], "campaign", "mnf_basis.h5")) as a, \
-            h5py.File(os.path.join(outs[3], "campaign", "mnf_basis.h5")) as b:
-        for name in a["mnf"]:
+            h5py.File(os.path.join(outs[3], "campaign", "mnf_basis.h5")) as b, h5py.File(cli_stats) as c:
+        for name in ("data_covariance", "noise_covariance", "mean", "eigenvalues", "transform"):
             checks.true(np.array_equal(a["mnf"][name][()], b["mnf"][name][()]),
                         f"campaign basis '{name}': the same bits on 1 and 3 ranks")
+            checks.true(np.array_equal(a["mnf"][name][()], c["mnf"][name][()]),
+                        f"campaign basis '{name}': the same bits as mnf --stats-only")
     for i in range(5):
         with h5py.File(os.path.join(outs[1], "scenes", f"c{i}", "mnf.h5")) as a, \
                 h5py.File(os.path.join(outs[3], "scenes", f"c{i}", "mnf.h5")) as b:
