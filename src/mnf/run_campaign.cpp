@@ -31,28 +31,30 @@ Moments recentred(const Moments& m, const std::vector<double>& shift) {
   return out;
 }
 
+// A scene's statistics as one message: pixels, the data's shift, then the data's and
+// the noise's moments (mnf::pack; the noise's shift is zero).
 std::vector<double> packed(const SceneStatistics& s) {
-  std::vector<double> v{static_cast<double>(s.pixels), static_cast<double>(s.data.count),
-                        static_cast<double>(s.noise.count)};
-  for (const auto* part : {&s.data.shift, &s.data.sum, &s.data.cross, &s.noise.sum, &s.noise.cross})
-    v.insert(v.end(), part->begin(), part->end());
+  std::vector<double> v{static_cast<double>(s.pixels)};
+  v.insert(v.end(), s.data.shift.begin(), s.data.shift.end());
+  for (const auto* m : {&s.data, &s.noise}) {
+    const auto part = pack(*m);
+    v.insert(v.end(), part.begin(), part.end());
+  }
   return v;
+}
+
+std::size_t moments_size(std::size_t n) { return 1 + n + n * n; }
+std::size_t packed_size(std::size_t n, bool with_noise) {
+  return 1 + n + moments_size(n) + moments_size(with_noise ? n : 0);
 }
 
 void unpacked(std::span<const double> v, SceneStatistics& s, std::size_t bands, bool with_noise) {
   s.pixels = static_cast<std::int64_t>(v[0]);
-  s.data = Moments::zero(std::vector<double>(bands));
+  s.data = Moments::zero(std::vector<double>(v.begin() + 1, v.begin() + 1 + static_cast<std::ptrdiff_t>(bands)));
   s.noise = Moments::zero(std::vector<double>(with_noise ? bands : 0));
-  s.data.count = static_cast<std::int64_t>(v[1]);
-  s.noise.count = static_cast<std::int64_t>(v[2]);
-  std::size_t at = 3;
-  for (auto* part : {&s.data.shift, &s.data.sum, &s.data.cross, &s.noise.sum, &s.noise.cross}) {
-    std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), part->size(), part->begin());
-    at += part->size();
-  }
+  unpack(v.subspan(1 + bands, moments_size(bands)), s.data);
+  unpack(v.subspan(1 + bands + moments_size(bands)), s.noise);
 }
-
-std::size_t packed_size(std::size_t n, bool with_noise) { return 3 + 2 * n + n * n + (with_noise ? n + n * n : 0); }
 
 // Headers only: the same bands, or, resampled to one target (`--resample-to`, which
 // open_cube applies), the same units and a target every scene covers.
