@@ -16,14 +16,16 @@ namespace hb::jobs {
 namespace fs = std::filesystem;
 
 Result<const SceneSpec*> SceneQueue::take() {
-  for (; next_ < scenes_.size(); ++next_) {
+  while (next_ < scenes_.size()) {
     const auto claim = (fs::path(claims_) / fmt::format("{}-{}", round_, next_)).string();
     const int fd = ::open(claim.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::close(fd);
       return scenes_[next_++];
     }
+    if (errno == EINTR) continue;
     if (errno != EEXIST) return io_error(claims_, fmt::format("cannot claim a scene: {}", std::strerror(errno)));
+    ++next_;  // another rank has it
   }
   return nullptr;
 }
