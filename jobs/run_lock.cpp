@@ -47,11 +47,11 @@ Status record_holder(int fd, const std::string& lock_file) {
 
 }  // namespace
 
-Result<RunLock> RunLock::acquire(const std::string& lock_file, const std::string& what) {
+Result<RunLock> RunLock::acquire(const std::string& lock_file, const std::string& what, Mode mode) {
   const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(lock_file, std::string("cannot open the lock file: ") + std::strerror(errno));
   RunLock lock(fd);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd, (mode == Mode::exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return io_error(lock_file, std::string("cannot lock: ") + std::strerror(errno));
     return io_error(what, "another hyperbatch run is using it (" + holder_of(fd) + "; lock " + lock_file +
                               "): wait for it to finish or stop it");

@@ -12,9 +12,14 @@ namespace hb::jobs {
 
 class RunLock {
  public:
-  // Takes the lock on `lock_file` without waiting. Held by another process: an io error
-  // naming `what` (the folder) and the holder's host and pid.
-  static Result<RunLock> acquire(const std::string& lock_file, const std::string& what);
+  // An exclusive lock has the file to itself; shared locks (the tasks of one job array
+  // on the folder lock) have it together, but never beside an exclusive one.
+  enum class Mode { exclusive, shared };
+
+  // Takes the lock on `lock_file` without waiting. Held by another process (in a mode
+  // that excludes this one): an io error naming `what` (the folder) and the host and pid
+  // of the last holder to record itself.
+  static Result<RunLock> acquire(const std::string& lock_file, const std::string& what, Mode mode = Mode::exclusive);
 
   RunLock(RunLock&& other) noexcept;
   RunLock& operator=(RunLock&& other) noexcept;
@@ -27,7 +32,9 @@ class RunLock {
   int fd_ = -1;
 };
 
-// OUTPUT/hyperbatch.lock: a whole run's (one process or every MPI rank, taken by rank 0).
+// OUTPUT/hyperbatch.lock: a whole run's (one process or every MPI rank, taken by rank 0),
+// exclusive; a job-array task holds it shared, so that no whole run (the array's merge
+// started by hand, say) runs beside the array's tasks, which run beside each other.
 std::string folder_lock_path(const std::string& output_dir);
 // OUTPUT/manifest.d/shard-I-of-N.lock: one job-array task's, guarding its journals while
 // the other shards write theirs into the same folder.

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <optional>
 
 #include "io/band_match.hpp"
 #include "io/delivery_archive.hpp"
@@ -152,17 +151,22 @@ std::string campaign_phase(const JobSpec& job, std::vector<const SceneSpec*> con
 }
 
 // Rank 0 makes the output folder and locks it before any rank writes there: the whole
-// folder for a run; for a job-array task only its shard's journals, as the shards of one
-// array write into the same folder at the same time.
-Status own_output_folder(const JobSpec& job, const RunOptions& o, std::optional<RunLock>& lock) {
+// folder for a run; for a job-array task the folder shared with the array's other tasks
+// (no whole run beside them) and its own shard's journals.
+Status own_output_folder(const JobSpec& job, const RunOptions& o, std::vector<RunLock>& locks) {
   std::error_code ec;
   fs::create_directories(journal_dir(job.output), ec);
   if (ec) return io_error(job.output, "cannot create the output folder: " + ec.message());
-  auto taken = o.shards > 1 ? RunLock::acquire(shard_lock_path(job.output, o.shard, o.shards),
-                                               fmt::format("{} (shard {}/{})", job.output, o.shard, o.shards))
-                            : RunLock::acquire(folder_lock_path(job.output), job.output);
-  if (!taken) return taken.error();
-  lock.emplace(std::move(*taken));
+  const bool sharded = o.shards > 1;
+  auto folder = RunLock::acquire(folder_lock_path(job.output), job.output,
+                                 sharded ? RunLock::Mode::shared : RunLock::Mode::exclusive);
+  if (!folder) return folder.error();
+  locks.push_back(std::move(*folder));
+  if (!sharded) return {};
+  auto shard = RunLock::acquire(shard_lock_path(job.output, o.shard, o.shards),
+                                fmt::format("{} (shard {}/{})", job.output, o.shard, o.shards));
+  if (!shard) return shard.error();
+  locks.push_back(std::move(*shard));
   return {};
 }
 
@@ -229,8 +233,8 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (!step.available && step.wanted(*job, scenes->front()))
       return Error{ErrorKind::usage, job->file, step.name,
                    "this build cannot run the " + step.name + " step yet: remove [" + step.name + "] from the job"};
-  std::optional<RunLock> lock;  // rank 0's, held until the run has finished
-  HB_TRY(mpi::agree(comm.is_root() ? own_output_folder(*job, o, lock) : Status{}, comm));
+  std::vector<RunLock> locks;  // rank 0's, held until the run has finished
+  HB_TRY(mpi::agree(comm.is_root() ? own_output_folder(*job, o, locks) : Status{}, comm));
   remember_hashes_in((fs::path(job->output) / "input-hashes").string());
   const std::string run_id = io::h5::broadcast_from_root(comm.is_root() ? new_run_id() : std::string(), comm);
   log_to_file(job->output, run_id, comm.rank());

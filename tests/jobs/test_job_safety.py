@@ -41,20 +41,20 @@ class Runner:
         if ranks > 1 and shutil.which("mpirun") is None:
             skip("mpirun is absent")
 
-    def command(self, job):
-        run = [self.cli, "run", job, "--no-progress"]
+    def command(self, job, *extra):
+        run = [self.cli, "run", job, "--no-progress", *extra]
         return run if self.ranks == 1 else [shutil.which("mpirun"), "--oversubscribe", "-np", str(self.ranks), *run]
 
-    def run(self, job, expect=0):
-        proc = subprocess.run(self.command(job), capture_output=True, text=True, env=MPI_ENV, timeout=600)
+    def run(self, job, *extra, expect=0):
+        proc = subprocess.run(self.command(job, *extra), capture_output=True, text=True, env=MPI_ENV, timeout=600)
         if proc.returncode != expect:
             raise AssertionError(f"{self.ranks} rank(s): run {job}: exit {proc.returncode}, expected {expect}\n"
                                  f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-4000:]}")
         return proc
 
-    def start(self, job):
+    def start(self, job, *extra):
         # A session of its own: signal_session() reaches mpirun and every rank.
-        return subprocess.Popen(self.command(job), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        return subprocess.Popen(self.command(job, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 env=MPI_ENV, start_new_session=True)
 
 
@@ -210,6 +210,39 @@ def check_output_lock(runner, cli, tmp, checks):
     killed.wait()
     runner.run(job)
     checks.true(all(e["status"] == "done" for e in manifest(out).values()), "a SIGKILLed run's lock is free again")
+
+    # A job array's tasks share the folder with each other, never with a whole run (the
+    # array's merge started by hand): it would remove their temporaries and journals.
+    shutil.rmtree(out)
+    task = runner.start(job, "--shard", "0/2")
+    lock_holder(out)
+    signal_session(task.pid, signal.SIGSTOP)
+    try:
+        whole = runner.run(job, expect=4)
+        checks.true("another hyperbatch run is using it" in whole.stderr,
+                    f"a whole run is refused while a task of the array runs: {whole.stderr[-600:]!r}")
+        runner.run(job, "--shard", "1/2")  # the array's other task, beside the first
+    finally:
+        signal_session(task.pid, signal.SIGCONT)
+    _, err = task.communicate(timeout=600)
+    checks.equal(task.returncode, 0, f"the stopped task completed unharmed: {err[-2000:]}")
+    runner.run(job)  # the merge
+    entries = manifest(out)
+    checks.equal(len(entries), 4 * 4, "the array's tasks and the merge: every step of every scene")
+    checks.true(all(e["status"] == "done" for e in entries.values()), "every entry done")
+
+    shutil.rmtree(out)
+    whole = runner.start(job)
+    lock_holder(out)
+    signal_session(whole.pid, signal.SIGSTOP)
+    try:
+        task = runner.run(job, "--shard", "0/2", expect=4)
+        checks.true("another hyperbatch run is using it" in task.stderr,
+                    f"a task of an array is refused while a whole run runs: {task.stderr[-600:]!r}")
+    finally:
+        signal_session(whole.pid, signal.SIGCONT)
+    _, err = whole.communicate(timeout=600)
+    checks.equal(whole.returncode, 0, f"the whole run completed unharmed: {err[-2000:]}")
 
 
 def check_generate_overflow(runner, cli, tmp, checks):
