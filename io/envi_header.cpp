@@ -22,6 +22,10 @@ using envi::Entry;
 
 // Offsets beyond this are a corrupt header, not a real file layout.
 constexpr std::int64_t kMaxHeaderOffset = std::int64_t{1} << 40;
+// Per-band values (scaling, wavelengths, the statistics' band x band matrices) are held
+// in memory: a header claiming more bands than any sensor has is refused before one is
+// made (a scale factor alone would otherwise ask for a vector of that many gains).
+constexpr std::int64_t kMaxBands = std::int64_t{1} << 20;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -152,6 +156,8 @@ Status read_layout(const FieldReader& fields, EnviHeader& header) {
   if (!lines) return lines.error();
   auto bands = dimension(fields, "bands");
   if (!bands) return bands.error();
+  if (*bands > kMaxBands)
+    return fields.fail("bands", std::to_string(*bands) + " bands is implausibly many (limit " + std::to_string(kMaxBands) + ")");
   shape = {*lines, *samples, *bands};
   auto type = data_type(fields);
   if (!type) return type.error();

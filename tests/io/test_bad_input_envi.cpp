@@ -86,6 +86,15 @@ TEST_F(EnviBadInput, OffsetPushingTheSizePast64Bits) {
   expect_open_error(big, ErrorKind::bad_input, big, "lines * samples * bands");
 }
 
+TEST_F(EnviBadInput, ImplausiblyManyBands) {
+  // A scale factor is one gain a band: 22 G bands asked for 179 GB before this limit.
+  const auto hdr = scene("s", test::header_text(1, 2, 22451222452, 4, "reflectance scale factor = 10000\n"), 0);
+  expect_open_error(hdr, ErrorKind::bad_input, hdr, "bands");
+  EXPECT_NE(open_envi_cube(hdr).error().message.find("implausibly many (limit 1048576)"), std::string::npos);
+  const auto most = scene("m", test::header_text(1, 1, 1 << 20, 1, "reflectance scale factor = 10000\n"), 1 << 20);
+  EXPECT_TRUE(open_envi_cube(most).ok()) << open_envi_cube(most).error().line();
+}
+
 TEST_F(EnviBadInput, NegativeHeaderOffset) {
   const auto hdr = scene("s", test::header_text(2, 2, 1, 1, "header offset = -1\n"), 4);
   expect_open_error(hdr, ErrorKind::bad_input, hdr, "header offset");
