@@ -59,12 +59,20 @@ def main():
         shutil.move(out, os.path.join(tmp, "reference"))  # same path for the next run: paths inside files match
 
         # Steps per scene: generate, ingest, mnf, knn, quicklooks. Kill after scene 1 and
-        # part of scene 2 have finished: the step in flight is cut off mid-write.
-        proc = subprocess.Popen([args.cli, "run", job, "--no-progress"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while journal_lines(out) < 7 and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.005)
+        # part of scene 2 have finished: the step in flight is cut off mid-write. The run
+        # is niced so that this watcher keeps up on a loaded machine; if it still finishes
+        # its steps before the kill, it is run again.
+        for _ in range(3):
+            proc = subprocess.Popen(["nice", "-n", "19", args.cli, "run", job, "--no-progress"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.time() + 120
+            while journal_lines(out) < 7 and proc.poll() is None and time.time() < deadline:
+                time.sleep(0.005)
+            if proc.poll() is None and journal_lines(out) < 15:
+                break
+            proc.kill()
+            proc.wait()
+            shutil.rmtree(out)
         checks.true(proc.poll() is None, "the run was still going when killed")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
