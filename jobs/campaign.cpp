@@ -1,6 +1,5 @@
 #include "jobs/campaign.hpp"
 
-
 #include <algorithm>
 #include <utility>
 
