@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one device call: unpack the bundle (bench/make_bundle), run every gtest binary
 # (the GPU tests run here; CI has no GPU), then each benchmark part bench/device/PART.sh
-# named in HB_DEVICE_PARTS (default: all of them, in file-name order). Each part is
+# named in HB_DEVICE_PARTS (unset: all of them, in file-name order; empty: none). Each part is
 # sourced with $bin, $out, $work and the helpers log/now/since; its figures go to
 # $out/summary.txt, which is what docs/PERFORMANCE.md quotes.
 #   HB_DEVICE_TESTS=0 skips the gtests; HB_DEVICE_TESTS=PATTERN runs the matching ones
@@ -52,7 +52,7 @@ if [[ $tests != 0 ]]; then
     [[ $rc == 0 ]] || grep -E -A6 'Failure|error:|Expected|Which is|FAILED' "$out/$name.log" | head -60 | tee -a "$out/summary.txt"
   done
 fi
-for part in ${HB_DEVICE_PARTS:-$(ls bench/device | sed 's/\.sh$//')}; do
+for part in ${HB_DEVICE_PARTS-$(ls bench/device | sed 's/\.sh$//')}; do
   log "part $part"
   # shellcheck source=/dev/null
   source "bench/device/$part.sh"

@@ -37,6 +37,7 @@ job_file() {  # OUTPUT
 }
 # HB_ARCHIVE_ROUNDS rounds (default 1), the binaries' order reversed every other round:
 # one run each is within the host's run-to-run variation (docs/PERFORMANCE.md).
+keep_tag=""; [[ ${HB_ARCHIVE_KEEP_HASHES:-0} == 1 ]] && keep_tag=" (input hashes remembered)"
 clis=()
 for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do [[ -x $bin/$cli ]] && clis+=("$cli"); done
 declare -A one
@@ -48,16 +49,22 @@ for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
       [[ $p -le $gpus ]] || continue
       rm -rf "$dir/out"
       job_file "$dir/out" > "$dir/job.toml"
+      # HB_ARCHIVE_KEEP_HASHES=1: the inputs' hashes remembered from this binary's first
+      # run (of this part or an earlier one in the call), so no run reads a scene only to
+      # hash it: what the hash costs beside the steps.
+      keep=$dir/hashes_$cli
+      [[ ${HB_ARCHIVE_KEEP_HASHES:-0} == 1 && -d $keep ]] && mkdir -p "$dir/out" && cp -r "$keep" "$dir/out/input-hashes"
       sync
-      run_log=$out/archive_${cli}_$p.log
-      [[ $round -gt 1 ]] && run_log=$out/archive_${cli}_${p}_round$round.log
+      run_log=$out/archive_${cli}${keep_tag:+_kept}_$p.log
+      [[ $round -gt 1 ]] && run_log=${run_log%.log}_round$round.log
       t0=$(now)
       timeout 280 $mpi -np "$p" "$bin/$cli" -v run "$dir/job.toml" --no-progress > "$run_log" 2>&1; rc=$?
       took=$(since $t0)
+      [[ -d $keep ]] || cp -r "$dir/out/input-hashes" "$keep"
       [[ $p == 1 ]] && one[$cli]=$took
       eff=$(python3 -c "print(round(100 * ${one[$cli]} / ($p * $took), 1))")
       per_gpu=$(python3 -c "print(round($gb / $took / $p, 2))")
-      log "archive: round $round, $cli run, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
+      log "archive: round $round, $cli run${keep_tag:-}, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
       grep -E "scene .* (done|failed)|knn rank 0: rows|classification pass|statistics|transform" "$run_log" \
         | head -12 | sed 's/^/    /' | tee -a "$out/summary.txt"
       # Every run's outputs against this binary's first 1-GPU run, and that one against
