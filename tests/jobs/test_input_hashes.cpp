@@ -1,0 +1,62 @@
+// The input hash against its definition (jobs/input_hashes.hpp), computed here one byte
+// at a time: a file of two pieces whose length is no multiple of 8 or of the hash's read
+// size, so neither the piece boundary, the read size nor the tail bytes may move it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include "jobs/input_hashes.hpp"
+
+namespace {
+
+constexpr std::uint64_t kOffset = 14695981039346656037ull;
+constexpr std::uint64_t kPrime = 1099511628211ull;
+constexpr std::size_t kPiece = std::size_t{64} << 20;
+
+std::uint64_t fnv_piece(const std::vector<unsigned char>& bytes, std::size_t begin, std::size_t end) {
+  std::uint64_t h = kOffset;
+  std::size_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    std::uint64_t word = 0;
+    for (int b = 7; b >= 0; --b) word = (word << 8) | bytes[i + static_cast<std::size_t>(b)];  // little-endian
+    h = (h ^ word) * kPrime;
+  }
+  for (; i < end; ++i) h = (h ^ bytes[i]) * kPrime;
+  return h;
+}
+
+std::string reference_hash(const std::vector<unsigned char>& bytes) {
+  std::uint64_t h = kOffset;
+  for (std::size_t begin = 0; begin < bytes.size(); begin += kPiece)
+    h = (h ^ fnv_piece(bytes, begin, std::min(bytes.size(), begin + kPiece))) * kPrime;
+  h = (h ^ bytes.size()) * kPrime;
+  return fmt::format("{:016x}", h);
+}
+
+TEST(InputHashes, MatchTheDefinitionAcrossPiecesAndTail) {
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("hb_input_hash_{}.img", ::getpid());
+  std::vector<unsigned char> bytes(kPiece + (std::size_t{300} << 10) + 3);
+  std::mt19937_64 random(7);
+  for (auto& b : bytes) b = static_cast<unsigned char>(random());
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  const auto hash = hb::jobs::file_content_hash(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(hash.has_value());
+  EXPECT_EQ(*hash, reference_hash(bytes));
+}
+
+TEST(InputHashes, UnreadableFileHasNone) {
+  EXPECT_FALSE(hb::jobs::file_content_hash("/nonexistent/hb_input_hash.img").has_value());
+}
+
+}  // namespace
