@@ -1,7 +1,8 @@
 # Device part: the archive workload of docs/PERFORMANCE.md ("Archive throughput"):
 # `hyperbatch run` over HB_ARCHIVE_SCENES flightlines of 5 GB (677 x 16384 x 224 int16,
 # default 8 = 40 GB), steps mnf (scene basis, 10 components) and knn (k 5, 200 per
-# class, MNF features), at 1 GPU and at every power of two up to the host's GPUs, for
+# class, MNF features), at 1 GPU and at every power of two up to the host's GPUs (or the
+# counts in HB_ARCHIVE_GPUS, 1 first), for
 # this build and for the baseline binary (hyperbatch_base) when the bundle carries one.
 # Beside it the floors: the host reading every scene once in parallel from the page
 # cache, and the start-up of one-process commands. Sourced by bench/run_device.sh
@@ -45,7 +46,7 @@ for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
   order=("${clis[@]}")
   (( round % 2 == 0 )) && mapfile -t order < <(printf '%s\n' "${clis[@]}" | tac)
   for cli in "${order[@]}"; do
-    for p in 1 2 4 8; do
+    for p in ${HB_ARCHIVE_GPUS:-1 2 4 8}; do
       [[ $p -le $gpus ]] || continue
       rm -rf "$dir/out"
       job_file "$dir/out" > "$dir/job.toml"
