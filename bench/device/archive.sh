@@ -2,8 +2,8 @@
 # `hyperbatch run` over HB_ARCHIVE_SCENES flightlines of 5 GB (677 x 16384 x 224 int16,
 # default 8 = 40 GB), steps mnf (scene basis, 10 components) and knn (k 5, 200 per
 # class, MNF features), at 1 GPU and at every power of two up to the host's GPUs (or the
-# counts in HB_ARCHIVE_GPUS, 1 first), for
-# this build and for the baseline binary (hyperbatch_base) when the bundle carries one.
+# counts in HB_ARCHIVE_GPUS, 1 first), for this build and for the baseline binary
+# (hyperbatch_base) when the bundle carries one.
 # Beside it the floors: the host reading every scene once in parallel from the page
 # cache, and the start-up of one-process commands. Sourced by bench/run_device.sh
 # ($bin, $out, $work, log/now/since).

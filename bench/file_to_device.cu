@@ -1,0 +1,181 @@
+// The floor of moving a scene file from the page cache to one GPU, by each way a rank
+// could: how much of a rank's statistics pass is the host's own copying, and whether a
+// path without it scales when every GPU of a host reads at once.
+//   bench_file_to_device FILE [--chunk-mb N] [--method NAME] [--start-at EPOCH_SECONDS]
+// Methods (each moves the whole file in chunks, two in flight; default all, in order):
+//   pread      pread into one of two pinned buffers while the other's copy runs: what
+//              io::TileReader and the GPU passes do (page cache -> pinned -> DMA)
+//   register   the file mapped, each chunk pinned in place (cudaHostRegister, read-only)
+//              and copied by DMA straight from the page cache: no host copy, a pinning
+//   pageable   cudaMemcpyAsync from the mapping unpinned: the driver stages it
+// --start-at: wait (after CUDA's start) until this wall-clock time, so that processes
+// started together, one a GPU, move their files at the same moment.
+// Prints one line per method: seconds, GB/s, and the seconds spent pinning.
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/timing.cuh"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct File {
+  int fd = -1;
+  std::size_t size = 0;
+};
+
+struct Moved {
+  double seconds = 0;
+  double pinning = 0;
+};
+
+// Two chunks in flight: chunk i reuses slot i % 2 once chunk i - 2's copy has finished.
+struct Slots {
+  cudaStream_t stream{};
+  cudaEvent_t done[2]{};
+  void* device[2]{};
+  explicit Slots(std::size_t chunk) {
+    CHECK_CUDA(cudaStreamCreate(&stream));
+    for (int s = 0; s < 2; ++s) {
+      CHECK_CUDA(cudaEventCreate(&done[s]));
+      CHECK_CUDA(cudaMalloc(&device[s], chunk));
+    }
+  }
+  ~Slots() {
+    for (int s = 0; s < 2; ++s) {
+      cudaEventDestroy(done[s]);
+      cudaFree(device[s]);
+    }
+    cudaStreamDestroy(stream);
+  }
+};
+
+void read_fully(int fd, char* into, std::size_t bytes, std::size_t at) {
+  for (std::size_t got = 0; got < bytes;) {
+    const ssize_t n = ::pread(fd, into + got, bytes - got, static_cast<off_t>(at + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::fprintf(stderr, "bench_file_to_device: read failed at %zu\n", at + got);
+      std::exit(1);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+}
+
+Moved by_pread(const File& file, std::size_t chunk) {
+  Slots slots(chunk);
+  char* pinned[2];
+  for (auto& p : pinned) CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&p), chunk));
+  const auto t0 = Clock::now();
+  for (std::size_t at = 0, i = 0; at < file.size; at += chunk, ++i) {
+    const auto s = i % 2;
+    const std::size_t bytes = std::min(chunk, file.size - at);
+    if (i >= 2) CHECK_CUDA(cudaEventSynchronize(slots.done[s]));
+    read_fully(file.fd, pinned[s], bytes, at);
+    CHECK_CUDA(cudaMemcpyAsync(slots.device[s], pinned[s], bytes, cudaMemcpyHostToDevice, slots.stream));
+    CHECK_CUDA(cudaEventRecord(slots.done[s], slots.stream));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(slots.stream));
+  const Moved moved{seconds_since(t0), 0};
+  for (auto* p : pinned) CHECK_CUDA(cudaFreeHost(p));
+  return moved;
+}
+
+Moved from_mapping(const File& file, std::size_t chunk, bool pin) {
+  auto* base = static_cast<char*>(::mmap(nullptr, file.size, PROT_READ, MAP_SHARED, file.fd, 0));
+  if (base == MAP_FAILED) {
+    std::fprintf(stderr, "bench_file_to_device: mmap failed\n");
+    std::exit(1);
+  }
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  Slots slots(chunk);
+  char* pinned_at[2] = {nullptr, nullptr};
+  Moved moved;
+  const auto unpin = [&](std::size_t s) {
+    if (pinned_at[s] != nullptr) CHECK_CUDA(cudaHostUnregister(pinned_at[s]));
+    pinned_at[s] = nullptr;
+  };
+  const auto t0 = Clock::now();
+  for (std::size_t at = 0, i = 0; at < file.size; at += chunk, ++i) {
+    const auto s = i % 2;
+    const std::size_t bytes = std::min(chunk, file.size - at);
+    if (i >= 2) CHECK_CUDA(cudaEventSynchronize(slots.done[s]));
+    if (pin) {
+      const auto t1 = Clock::now();
+      unpin(s);
+      // Whole pages: the mapping of the file's last page reads as zeros past its end.
+      CHECK_CUDA(cudaHostRegister(base + at, (bytes + page - 1) / page * page, cudaHostRegisterReadOnly));
+      pinned_at[s] = base + at;
+      moved.pinning += seconds_since(t1);
+    }
+    CHECK_CUDA(cudaMemcpyAsync(slots.device[s], base + at, bytes, cudaMemcpyHostToDevice, slots.stream));
+    CHECK_CUDA(cudaEventRecord(slots.done[s], slots.stream));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(slots.stream));
+  for (std::size_t s = 0; s < 2; ++s) unpin(s);
+  moved.seconds = seconds_since(t0);
+  ::munmap(base, file.size);
+  return moved;
+}
+
+void wait_until(double epoch_seconds) {
+  const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (epoch_seconds > now) std::this_thread::sleep_for(std::chrono::duration<double>(epoch_seconds - now));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--method pread|register|pageable] "
+                         "[--start-at EPOCH_SECONDS]\n");
+    return 2;
+  }
+  std::size_t chunk_mb = 64;
+  std::string only;
+  double start_at = 0;
+  for (int a = 2; a + 1 < argc; a += 2) {
+    const std::string flag = argv[a];
+    if (flag == "--chunk-mb") chunk_mb = std::strtoull(argv[a + 1], nullptr, 10);
+    else if (flag == "--method") only = argv[a + 1];
+    else if (flag == "--start-at") start_at = std::strtod(argv[a + 1], nullptr);
+  }
+  File file;
+  file.fd = ::open(argv[1], O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || st.st_size == 0) {
+    std::fprintf(stderr, "bench_file_to_device: cannot read %s\n", argv[1]);
+    return 1;
+  }
+  file.size = static_cast<std::size_t>(st.st_size);
+  CHECK_CUDA(cudaFree(nullptr));  // CUDA's start, before the common start time
+  const std::size_t chunk = chunk_mb << 20;
+  wait_until(start_at);
+  for (const std::string method : {"pread", "register", "pageable"}) {
+    if (!only.empty() && method != only) continue;
+    const Moved moved = method == "pread"      ? by_pread(file, chunk)
+                        : method == "register" ? from_mapping(file, chunk, true)
+                                               : from_mapping(file, chunk, false);
+    std::printf("%-9s %6.2f GB in %3zu MB chunks: %7.3f s %7.2f GB/s, pinning %6.3f s\n", method.c_str(),
+                static_cast<double>(file.size) / 1e9, chunk_mb, moved.seconds,
+                static_cast<double>(file.size) / 1e9 / moved.seconds, moved.pinning);
+  }
+  ::close(file.fd);
+  return 0;
+}
