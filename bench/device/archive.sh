@@ -42,6 +42,9 @@ keep_tag=""; [[ ${HB_ARCHIVE_KEEP_HASHES:-0} == 1 ]] && keep_tag=" (input hashes
 clis=()
 for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do [[ -x $bin/$cli ]] && clis+=("$cli"); done
 declare -A one
+# References are this part's own: an earlier part stopped during its clean-up can have left
+# a partial one behind, against which every output would differ.
+rm -rf "$dir"/scenes_*
 for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
   order=("${clis[@]}")
   (( round % 2 == 0 )) && mapfile -t order < <(printf '%s\n' "${clis[@]}" | tac)
