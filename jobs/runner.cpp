@@ -116,8 +116,8 @@ std::size_t step_index(const std::string& name) {
 
 // The campaign basis, unless the manifest already has it for these scenes and parameters.
 std::string campaign_phase(const JobSpec& job, std::vector<const SceneSpec*> contributes, RankRun& run,
-                           const Manifest& manifest,
-                           const RunOptions& o, const mpi::Comm& comm, const std::vector<SceneSpec>& scenes) {
+                           const Manifest& manifest, const RunOptions& o, const mpi::Comm& comm,
+                           const std::vector<SceneSpec>& scenes) {
   const std::string stats = (fs::path(job.output) / "campaign" / "mnf_basis.h5").string();
   Fingerprint f;
   f.add("campaign-basis").add(job.mnf.components).add(job.mnf.noise).add(job.mnf.resample_to);
