@@ -17,8 +17,6 @@
 
 namespace hb::mnf {
 
-// The statistics of all `scenes` together, on every rank (rules and bands of scene 0;
-// every scene must have the same bands and bad-band list).
 // Σ of scenes' statistics, each held by one rank (`holders[i]` holds scene i; `mine`:
 // this rank's, by index): rank 0 adds them one scene at a time in index order, each
 // sent by its holder and re-centred on scene 0's provisional mean, so the sum is the
@@ -29,6 +27,8 @@ Result<SceneStatistics> sum_in_scene_order(const std::vector<int>& holders,
                                            const std::vector<std::string>& scenes, const PipelineOptions& options,
                                            const mpi::Comm& comm);
 
+// The statistics of all `scenes` together, on every rank (rules and bands of scene 0;
+// every scene must have the same bands and bad-band list).
 Result<SceneStatistics> campaign_statistics(const std::vector<std::string>& scenes, TileOps& ops,
                                             const PipelineOptions& options, const mpi::Comm& comm);
 
