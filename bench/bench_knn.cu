@@ -5,13 +5,14 @@
 // the cuBLAS SGEMM rate measured in the same run (8192^3, plain FP32) and the SGEMM
 // of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
-// so it scales). Also prints what --select auto picks.
+// so it scales). (`auto` runs fast.)
 //   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
 //             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto] [--scene S --training T.h5]
 // (--scene, --training: the queries are the scene's valid pixels and the training rows
 //  the file's, both shifted by the training mean as `hyperbatch knn` prepares them, in
 //  place of uniform values; d is the file's)
-// (--slab-mb, --slab-rows: one fast row per inner-product slab size and row count;
+// (--slab-mb, --slab-rows: one fast and one tensor row per inner-product slab size and
+//  row count (tensor with --slab-mb: no L2-sized column blocks);
 //  default the search's own; --select: the methods to run, default all of them)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -195,10 +196,10 @@ int main(int argc, char** argv) {
   std::int64_t max_queries = 1000000;
   double budget = 0.6;
   std::vector<int> dims_list{32, 224}, k_list{1, 10, 100, 1024, 4096};
-  std::vector<int> slab_mb{0};    // fast: inner-product slab sizes to sweep (0 = the default)
-  std::vector<int> slab_rows{0};  // fast: slab rows to sweep (0 = the default)
+  std::vector<int> slab_mb{0};    // fast, tensor: inner-product slab sizes to sweep (0 = the default)
+  std::vector<int> slab_rows{0};  // fast, tensor: slab rows to sweep (0 = the default)
   std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor, SelectMethod::bitonic,
-                                    SelectMethod::kmin, SelectMethod::automatic};
+                                    SelectMethod::kmin};
   std::string scene_path, training_path;  // in place of uniform values
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--train")) train_rows = std::atoll(argv[a + 1]);
@@ -261,7 +262,7 @@ int main(int argc, char** argv) {
       const auto cap = static_cast<std::int64_t>(std::min<double>(max_queries, kListBytesCap / (12.0 * k)));
       std::vector<std::tuple<SelectMethod, int, int>> runs;
       for (const auto method : methods) {
-        if (method != SelectMethod::fast) runs.emplace_back(method, 0, 0);
+        if (method != SelectMethod::fast && method != SelectMethod::tensor) runs.emplace_back(method, 0, 0);
         else
           for (const int mb : slab_mb)
             for (const int rows : slab_rows) runs.emplace_back(method, mb, rows);
@@ -276,15 +277,8 @@ int main(int argc, char** argv) {
           return 1;
         }
         auto& search = **made;
-        // Warm: uploads the training set, loads the kernels, runs the probe for auto
-        // (which times each method on up to 16384 of these queries, as a real run would).
-        const std::int64_t warm = method == SelectMethod::automatic ? 16384 : 256;
-        if (timed_search(search, queries, std::min(warm, cap), chunk, k) < 0) continue;
-        if (method == SelectMethod::automatic) {
-          std::printf("%5d %5d %8s %8s %9s %12s %10s %8s %8s picks %s\n", dims, k, "auto", "-", "-", "-", "-", "-", "-",
-                      std::string(select_method_name(search.select_method())).c_str());
-          continue;
-        }
+        // Warm: uploads the training set and loads the kernels.
+        if (timed_search(search, queries, std::min<std::int64_t>(256, cap), chunk, k) < 0) continue;
         // From a 2048-query pilot, 4x more queries while a run takes under a quarter of
         // the budget (small runs understate the rate: fixed costs), up to Q.
         const double method_budget =

@@ -65,7 +65,7 @@ dist_run() {
     | sort -g | tail -1)
   log "dist $name ($ranks ranks): rc=$rc $took s, ${inside:-?} s in the processes"
   # The whole -v log: its timestamps show the serial parts (start-up, basis, commit).
-  grep -vE "ETA|^\s*$|select probe|^(wrote|report|select|overall|  )" "$out/dist_$name.log" | sed 's/^/    /' \
+  grep -vE "ETA|^\s*$|k-selection|^(wrote|report|select|overall|  )" "$out/dist_$name.log" | sed 's/^/    /' \
     | tee -a "$out/summary.txt"
 }
 

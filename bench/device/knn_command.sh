@@ -6,8 +6,8 @@
 # centres, float32) or spectra (`hyperbatch synth` scenes: int16 library mixtures); k in
 # HB_KNN_COMMAND_K (default 10 1024), class map only (votes on the GPU) and, for k in
 # HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the baseline binary beside
-# this build when the bundle carries one; then bench_knn (fast, tensor and the probe's
-# pick) on the same scene and training file, prepared as the command prepares them.
+# this build when the bundle carries one; then bench_knn (fast, which auto runs, and
+# tensor) on the same scene and training file, prepared as the command prepares them.
 # Last, PyTorch on the same shapes (uniform data: its time does not depend on the
 # values). Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
 kdir=$work/knn_command
@@ -73,7 +73,7 @@ for k in $ks; do
         --backend cuda $neighbors > "$log_file" 2>&1; rc=$?
       took=$(since $t0)
       pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
-      pick=$(grep -oE "k-selection by timed probe on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
+      pick=$(grep -oE "k-selection on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
       gpu=$(grep -E "knn search on GPU" "$log_file" | grep -oE "[0-9.]+ s searching" | head -1)
       log "knn command $kind d=$d k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass," \
         "method ${pick:-fast}, GPU ${gpu:-?}"
@@ -90,7 +90,7 @@ log "bench_knn on the $kind scene and training file, d = $d:"
 # rows of a real scene differ in cost (close pairs are recomputed), so a rate from the
 # first half would not be the command's.
 timeout 300 "$bin/bench_knn" --scene "$kdir/scene.hdr" --training "$kdir/train.h5" --k "$klist" \
-  --select fast,tensor,auto --budget 2 2>&1 | grep -v "^\[" | tee -a "$out/summary.txt"
+  --select fast,tensor --budget 2 2>&1 | grep -v "^\[" | tee -a "$out/summary.txt"
 done
 done
 rm -rf "$kdir"

@@ -32,7 +32,7 @@ ring_run() {  # NAME RANKS PER_CLASS MODE
   timeout 200 $mpi -np "$2" "$bin/hyperbatch" -v knn "$scene.hdr" --truth "${scene}_truth.hdr" --train-per-class "$3" \
     -k 5 -o "$work/ring_$1.hdr" --shard-mode "$4" > "$out/knn_ring_$1.log" 2>&1; local rc=$?
   log "knn_ring $1 ($2 ranks, $3 a class, $4): rc=$rc $(since $t0) s"
-  grep -E "rank [0-9]+: rows|knn classification|knn search on GPU|probe on the GPU|training rows" "$out/knn_ring_$1.log" \
+  grep -E "rank [0-9]+: rows|knn classification|knn search on GPU|k-selection on the GPU|training rows" "$out/knn_ring_$1.log" \
     | sed 's/^/    /' | tee -a "$out/summary.txt"
   [[ $2 == 1 ]] && return
   if cmp -s "$work/ring_$1.img" "$work/ring_$5.img"; then log "knn_ring $1: class map identical to $5"

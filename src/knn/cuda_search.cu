@@ -9,8 +9,13 @@
 //    the fused finish + filter + select kernel (a warp per row for k <= 32, a block
 //    per row above): the finished distances are never written (kernels/knn/README.md).
 //  tensor (euclidean): the same slabs from a TF32 tensor-core GEMM; the pairs its
-//    proven bound cannot rule out are finished exactly (kernels/knn/tensor.cu), so the
-//    lists are fast's. Cosine, or more than tensor_max_dims() bands, runs fast.
+//    proven bound cannot rule out are finished exactly (kernels/knn/tensor.cu): fast's
+//    lists where cuBLAS's SGEMM sums each inner product as one FMA chain in band order,
+//    which its kernels do for some shapes and not others. Cosine, or more than
+//    tensor_max_dims() bands, runs fast.
+// `auto` runs fast. A pick by timing (GS_KNN's rule) chose tensor on some runs and hosts
+// and fast on others, and on features that are not integers the two can order a pair
+// differently in the last bit: the same command then wrote different neighbour lists.
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
 // fast sends each slab's finished lists home on a third stream (pinned host lists), so
@@ -24,9 +29,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <compare>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,52 +66,6 @@ constexpr int kBlockPathWaves = 8;
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
-// Probe rows: enough for the timings to reflect throughput, not launch latency (at 256
-// rows against a small chunk every method took 0.05-0.1 ms and the pick was noise; a
-// 2x slower method was then chosen for a whole 40 GB scene), and a whole slab of the
-// warp path.
-constexpr int kProbeRows = kWarpPathRows;
-
-// The probe's verdicts, kept for the life of the process: a job makes one search per
-// scene, and the same shape on the same GPU gets the same answer (probing again cost
-// 0.36-0.56 s of every 5 GB scene). Any method gives the same lists, so a verdict
-// shared between scenes changes no result.
-struct ProbeShape {
-  int device = 0;
-  int metric = 0;
-  int k = 0;
-  std::int64_t dims = 0;
-  int rows_log2 = 0;  // the training chunk's rows, to a power of two
-  auto operator<=>(const ProbeShape&) const = default;
-};
-
-class ProbeVerdicts {
- public:
-  std::optional<SelectMethod> find(const ProbeShape& shape) {
-    const std::lock_guard lock(mutex_);
-    const auto found = verdicts_.find(shape);
-    return found == verdicts_.end() ? std::nullopt : std::optional(found->second);
-  }
-  void keep(const ProbeShape& shape, SelectMethod method) {
-    const std::lock_guard lock(mutex_);
-    verdicts_[shape] = method;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<ProbeShape, SelectMethod> verdicts_;
-};
-
-ProbeVerdicts& probe_verdicts() {
-  static ProbeVerdicts verdicts;
-  return verdicts;
-}
-
-int log2_ceil(std::int64_t n) {
-  int bits = 0;
-  while ((std::int64_t{1} << bits) < n) ++bits;
-  return bits;
-}
 
 struct DeviceChunk {
   cuda::DeviceBuffer features;
@@ -270,7 +227,10 @@ class CudaKnnSearch final : public KnnSearch {
     if (!device_chunk) return device_chunk.error();
     const int k = running.k();
     const bool unwritten = running.unwritten();
-    if (chosen_ == SelectMethod::automatic) HB_TRY(probe(queries, nq, chunk, **device_chunk, k));
+    if (chosen_ == SelectMethod::automatic) {
+      chosen_ = SelectMethod::fast;
+      log_select_method(select_method_name(chosen_));
+    }
     const SelectMethod method = runnable(chosen_, chunk.dims);
     if (method == SelectMethod::bitonic && k > kk::bitonic_max_k())
       return Error{ErrorKind::usage, {}, "--select",
@@ -716,62 +676,6 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(kk::merge_lists(lists(run_d_, run_i_, k), candidates, std::min(k, cols), rows,
                                 lists(scratch_d_, scratch_i_, k), stream_),
                 "merge kernel");
-    return {};
-  }
-
-  // GS_KNN's rule: time the candidate methods on the first queries, keep the fastest.
-  // The candidates are fast and, where its bound covers the rows, tensor: GS_KNN's kmin
-  // and bitonic lost to fast at every k, d and training size measured (kmin 1.2-2.3x
-  // slower, bitonic 10-30x; kernels/knn/README.md), and timing them cost more than the
-  // search of a 10^6-pixel scene saved (bitonic alone 0.2-0.3 s at N = 10^5).
-  Status probe(const float* queries, std::int64_t nq, const TrainingChunk& chunk, const DeviceChunk& device_chunk, int k) {
-    chosen_ = SelectMethod::fast;
-    if (runnable(SelectMethod::tensor, chunk.dims) != SelectMethod::tensor) return {};
-    const ProbeShape shape{device_, static_cast<int>(metric()), k, chunk.dims, log2_ceil(chunk.count)};
-    if (const auto known = probe_verdicts().find(shape)) {
-      chosen_ = *known;
-      return {};
-    }
-    const std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor};
-    const int rows = static_cast<int>(std::min<std::int64_t>(nq, kProbeRows));
-    cudaEvent_t start = nullptr, stop = nullptr;
-    HB_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
-    HB_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
-    const auto timed = [&](SelectMethod method) -> Result<float> {
-      HB_TRY(reserve(method, rows, chunk.count, chunk.dims, k));
-      HB_TRY(upload_queries(queries, rows, chunk.dims, gathered_slot_ >= 0));
-      for (int attempt = 0; attempt < 2; ++attempt) {  // the first run pays for module loading
-        HB_CUDA_TRY(kk::fill_empty(lists(run_d_, run_i_, k), rows, stream_), "fill kernel");
-        HB_CUDA_TRY(cudaEventRecord(start, stream_), "cudaEventRecord");
-        HB_TRY(run(method, device_chunk, chunk.first_index, rows, k));
-        HB_CUDA_TRY(cudaEventRecord(stop, stream_), "cudaEventRecord");
-      }
-      HB_CUDA_TRY(cudaEventSynchronize(stop), "probe");
-      float ms = 0.0f;
-      HB_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-      return ms;
-    };
-    SelectMethod best = SelectMethod::fast;
-    float best_ms = 0.0f;
-    std::optional<Error> failure;
-    for (const auto method : methods) {
-      auto ms = timed(method);
-      if (!ms) {
-        failure = ms.error();
-        break;
-      }
-      log_select_probe(select_method_name(method), *ms, rows, chunk.count, k, false);
-      if (method == methods.front() || *ms < best_ms) {
-        best = method;
-        best_ms = *ms;
-      }
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    if (failure) return *failure;
-    chosen_ = best;
-    probe_verdicts().keep(shape, best);
-    log_select_probe(select_method_name(best), best_ms, rows, chunk.count, k, true);
     return {};
   }
 

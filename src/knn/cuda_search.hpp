@@ -17,9 +17,8 @@ Result<std::unique_ptr<KnnSearch>> make_cuda_knn_search(const SearchOptions& opt
 Result<std::unique_ptr<BatchVoter>> make_cuda_batch_voter(const VoteRule& rule, int device = kProcessGpu);
 int cuda_vote_max_classes();
 
-// The probe's verdict, logged from a host-compiled file (spdlog does not build under nvcc).
-void log_select_probe(std::string_view method, double milliseconds, std::int64_t rows, std::int64_t cols, int k,
-                      bool chosen);
+// The method `auto` runs, logged from a host-compiled file (spdlog does not build under nvcc).
+void log_select_method(std::string_view method);
 // A search's GPU time (seconds) over its life, split by event spans: at debug level.
 void log_search_gpu_time(int device, std::int64_t blocks, double gather, double upload, double search, double lists);
 

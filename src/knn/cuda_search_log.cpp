@@ -5,15 +5,7 @@
 
 namespace hb::knn {
 
-void log_select_probe(std::string_view method, double milliseconds, std::int64_t rows, std::int64_t cols, int k,
-                      bool chosen) {
-  if (chosen) {
-    spdlog::info("knn: k-selection by timed probe on the GPU: {}", method);
-    return;
-  }
-  spdlog::debug("knn select probe (cuda): {} took {:.3g} ms on {} rows of {}, k = {}", method, milliseconds, rows,
-                cols, k);
-}
+void log_select_method(std::string_view method) { spdlog::info("knn: k-selection on the GPU: {}", method); }
 
 void log_search_gpu_time(int device, std::int64_t blocks, double gather, double upload, double search, double lists) {
   const auto pinned = cuda::pinned_totals();

@@ -16,9 +16,8 @@ namespace {
 // Training rows per search chunk when --train-chunk-rows does not say. The CPU's GEMM
 // blocks and selections were measured on 8192-row chunks (src/knn/README.md). The GPU's
 // slabs are sized for a whole chunk of up to 2^17 rows (tensor: 4096 rows by 2^17 in
-// 2 GiB; fast's block path: eight waves by the chunk) and its probe times the methods
-// on the first chunk: on 8192-row chunks a 10^5-row set paid 13 merges of every list
-// per tile, and tensor, 1.9x faster than fast on a whole chunk at k = 10, lost the probe.
+// 2 GiB; fast's block path: eight waves by the chunk): on 8192-row chunks a 10^5-row
+// set paid 13 merges of every list per tile.
 std::int64_t default_chunk_rows(bool on_gpu) { return on_gpu ? std::int64_t{1} << 17 : 8192; }
 
 // Valid pixels balancing needs no pass over the scene: exact from a mask, or estimated

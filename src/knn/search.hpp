@@ -77,7 +77,7 @@ class KnnSearch {
  public:
   virtual ~KnnSearch() = default;
   virtual std::string_view backend_name() const = 0;  // "cpu" or "cuda"
-  // The method in use; for automatic, what the probe chose (automatic before the first search).
+  // The method in use; for automatic, what the backend chose (automatic before the first search).
   virtual SelectMethod select_method() const = 0;
   // queries: [nq, chunk.dims] row-major; running: nq lists of running.k() pairs.
   virtual Status search(const float* queries, std::int64_t nq, const TrainingChunk& chunk, TopK& running) = 0;
