@@ -73,7 +73,7 @@ for k in $ks; do
         --backend cuda $neighbors > "$log_file" 2>&1; rc=$?
       took=$(since $t0)
       pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
-      pick=$(grep -oE "k-selection on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
+      pick=$(grep -oE "k-selection (by timed probe )?on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
       gpu=$(grep -E "knn search on GPU" "$log_file" | grep -oE "[0-9.]+ s searching" | head -1)
       log "knn command $kind d=$d k=$k $cli ${neighbors:-class map only}: rc=$rc $took s in all, $pass," \
         "method ${pick:-fast}, GPU ${gpu:-?}"
