@@ -38,6 +38,18 @@ dist_scene() {
   log "$3: synth $(basename "$1") ($2 lines): $(since $t0) s"
 }
 
+# The archive's flightlines (the flightline's shape, seeds 1..N) as
+# $work/archive/line01..lineNN.hdr, made once per call: sets $dir. archive_flightlines N.
+archive_flightlines() {
+  dir=$work/archive; mkdir -p "$dir"
+  local i name
+  for i in $(seq 1 "$1"); do
+    printf -v name 'line%02d' "$i"
+    [[ -f $dir/$name.img ]] || "$bin/hyperbatch" -q synth -o "$dir/$name.hdr" --lines 16384 --samples 677 --bands 224 \
+      --classes 8 --seed "$i" --fill-border 0.1 > /dev/null
+  done
+}
+
 log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';') / $(nproc) cores"
 tests=${HB_DEVICE_TESTS:-.}
 # Not here: the real-data ENVI test wants every scene of ../shared/data and Spectral

@@ -6,19 +6,14 @@
 # (hyperbatch_base) when the bundle carries one.
 # Beside it the floors: the host reading every scene once in parallel from the page
 # cache, and the start-up of one-process commands. Sourced by bench/run_device.sh
-# ($bin, $out, $work, log/now/since).
+# ($bin, $out, $work, log/now/since, archive_flightlines).
 gpus=$(nvidia-smi -L | wc -l)
 n=${HB_ARCHIVE_SCENES:-8}
-dir=$work/archive; mkdir -p "$dir"
 mpi="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
 mpi+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
 
 t0=$(now)
-for i in $(seq 1 "$n"); do
-  printf -v name 'line%02d' "$i"
-  [[ -f $dir/$name.img ]] || "$bin/hyperbatch" -q synth -o "$dir/$name.hdr" --lines 16384 --samples 677 --bands 224 \
-    --classes 8 --seed "$i" --fill-border 0.1 > /dev/null
-done
+archive_flightlines "$n"
 bytes=$(du -cb "$dir"/line??.img | tail -1 | cut -f1)
 gb=$(python3 -c "print(round($bytes / 1e9, 2))")
 log "archive: $n flightlines, $gb GB, made in $(since $t0) s"

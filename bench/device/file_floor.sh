@@ -2,16 +2,11 @@
 # of the host at once, one process a GPU, each moving its own 5 GB flightline from the
 # page cache: what the host's copy into pinned buffers costs a rank, and whether DMA
 # straight from the page cache (pinned in place) scales where the copy does not. The
-# flightlines are the archive part's (same names and seeds). Sourced by
-# bench/run_device.sh ($bin, $out, $work, log/now/since).
+# flightlines are the archive part's. Sourced by bench/run_device.sh ($bin, $out, $work,
+# log/now/since, archive_flightlines).
 gpus=$(nvidia-smi -L | wc -l)
-dir=$work/archive; mkdir -p "$dir"
-for i in $(seq 1 "$gpus"); do
-  printf -v name 'line%02d' "$i"
-  [[ -f $dir/$name.img ]] || "$bin/hyperbatch" -q synth -o "$dir/$name.hdr" --lines 16384 --samples 677 --bands 224 \
-    --classes 8 --seed "$i" --fill-border 0.1 > /dev/null
-  cat "$dir/$name.img" > /dev/null
-done
+archive_flightlines "$gpus"
+for i in $(seq 1 "$gpus"); do printf -v name 'line%02d' "$i"; cat "$dir/$name.img" > /dev/null; done
 for run in "pread 64" "register 64" "register 16" "pageable 64"; do
   read -r method chunk <<< "$run"
   for p in 1 "$gpus"; do
