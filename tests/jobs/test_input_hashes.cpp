@@ -5,16 +5,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include "jobs/input_hashes.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace {
 
@@ -43,14 +42,14 @@ std::string reference_hash(const std::vector<unsigned char>& bytes) {
 }
 
 TEST(InputHashes, MatchTheDefinitionAcrossPiecesAndTail) {
-  const auto path = std::filesystem::temp_directory_path() / fmt::format("hb_input_hash_{}.img", ::getpid());
+  const hb::test::ScratchDir dir("hb_input_hash");
+  const auto path = dir.file("scene.img");
   std::vector<unsigned char> bytes(kPiece + (std::size_t{300} << 10) + 3);
   std::mt19937_64 random(7);
   for (auto& b : bytes) b = static_cast<unsigned char>(random());
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));
-  const auto hash = hb::jobs::file_content_hash(path.string());
-  std::filesystem::remove(path);
+  const auto hash = hb::jobs::file_content_hash(path);
   ASSERT_TRUE(hash.has_value());
   EXPECT_EQ(*hash, reference_hash(bytes));
 }
