@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     });
   add("cross_product", "cuBLAS DSYRK", mat_b, syrk_f, o.dgemm_tflops,
       [&] { CHECK(syrk_cublas(handle, M, n, nb, cross, nullptr)); });
-  add("cross_product", "hand SYRK (DFMA)", mat_b, syrk_f, o.dgemm_tflops,
+  add("cross_product", "hand SYRK (DMMA)", mat_b, syrk_f, o.dgemm_tflops,
       [&] { CHECK(syrk_tiled(M, n, nb, cross, ws, syrk_ws, nullptr)); });
   TransformOptions topt;
   add("transform", "center_f32 only", raw_b + f32_b + n, 0, 0,

@@ -7,12 +7,25 @@
 namespace hb::kernels::mnf {
 namespace {
 
-constexpr int kBlock = 64;      // output block edge
-constexpr int kStage = 16;      // rows of X per shared-memory stage
-constexpr int kThreads = 256;   // 16 x 16 threads, 4 x 4 outputs each
-constexpr int kLoads = kStage * kBlock / kThreads;  // X elements each thread stages per operand
-constexpr std::int64_t kRowsPerSplitMin = 4096;
-constexpr std::int64_t kMaxBlocks = 1024;
+// C += Xᵀ X by the FP64 tensor cores (mma.sync m8n8k4, DMMA) in a fixed summation
+// order. The upper triangle of C is cut into 112 x 112 blocks (a 224-band X is 2 x 2
+// blocks, 3 of them upper, so each row of X crosses the SMs twice; 64-band blocks made
+// it 4.6 times) and the rows into splits of at least 1024; each (block, split) is
+// summed by one thread block into its own slice of the workspace, and the slices are
+// added in split order. The plan is a function of (rows, nb) only, so the rounding is
+// the same in every run and on every GPU of one architecture.
+constexpr int kEdge = 112;           // output block edge
+constexpr int kWarpEdge = 56;        // a warp's outputs: 7 x 7 tiles of 8 x 8, 98 accumulators a thread
+constexpr int kTiles = kWarpEdge / 8;
+constexpr int kThreads = 128;        // 2 x 2 warps
+constexpr int kStage = 16;           // rows of X a shared-memory stage (cp.async, two in flight)
+// A fragment is 4 rows x 8 consecutive doubles: with the row stride an odd multiple of
+// 64 bytes the 4 rows fall on alternate bank halves, the 2 wavefronts 256 bytes need.
+constexpr int kLd = kEdge + 8;
+constexpr int kPanelDoubles = kStage * kLd;
+constexpr std::size_t kSharedBytes = 2 * 2 * kPanelDoubles * sizeof(double);  // 2 stages x 2 panels
+constexpr std::int64_t kRowsPerSplitMin = 1024;  // fewer would cost more in partials than they gain
+constexpr std::int64_t kMaxBlocks = 1024;        // caps the workspace of tall matrices
 
 struct SyrkPlan {
   int tiles = 0;         // block rows of C
@@ -21,12 +34,10 @@ struct SyrkPlan {
   std::int64_t rows_per_split = 0;
 };
 
-// A function of (rows, nb) only: the summation order, hence the rounding, is the same
-// on every GPU and every run.
 SyrkPlan syrk_plan(std::int64_t rows, int nb) {
   SyrkPlan p;
   if (rows <= 0 || nb <= 0) return p;
-  p.tiles = (nb + kBlock - 1) / kBlock;
+  p.tiles = (nb + kEdge - 1) / kEdge;
   p.upper_blocks = p.tiles * (p.tiles + 1) / 2;
   const std::int64_t max_splits = std::max<std::int64_t>(1, kMaxBlocks / p.upper_blocks);
   const std::int64_t wanted = (rows + kRowsPerSplitMin - 1) / kRowsPerSplitMin;
@@ -39,7 +50,7 @@ SyrkPlan syrk_plan(std::int64_t rows, int nb) {
 }
 
 // Block (bi, bj), bj >= bi, from its index in the row-by-row list of upper blocks.
-__device__ void upper_block(int index, int tiles, int& bi, int& bj) {
+__device__ __forceinline__ void upper_block(int index, int tiles, int& bi, int& bj) {
   bi = 0;
   while (index >= tiles - bi) {
     index -= tiles - bi;
@@ -48,82 +59,102 @@ __device__ void upper_block(int index, int tiles, int& bi, int& bj) {
   bj = bi + index;
 }
 
-// Stage rows [row, row + kStage) x columns [col0, col0 + kBlock) of X into registers;
-// out-of-range elements read as zero. Consecutive threads read consecutive columns.
-__device__ __forceinline__ void fetch(const double* __restrict__ X, std::int64_t row, std::int64_t row_end,
-                                      int col0, int nb, double (&r)[kLoads]) {
-#pragma unroll
-  for (int i = 0; i < kLoads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    const std::int64_t x_row = row + e / kBlock;
-    const int col = col0 + e % kBlock;
-    r[i] = (x_row < row_end && col < nb) ? X[x_row * nb + col] : 0.0;
+__device__ __forceinline__ void copy_async(double* to, const double* from, bool valid) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(address), "l"(from), "r"(valid ? 8 : 0));
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
+// D = A B + D for an 8 x 4 by 4 x 8 product; a lane holds A[lane / 4][lane % 4],
+// B[lane % 4][lane / 4] and D[lane / 4][2 (lane % 4) + {0, 1}].
+__device__ __forceinline__ void dmma(double (&d)[2], double a, double b) {
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+               : "+d"(d[0]), "+d"(d[1])
+               : "d"(a), "d"(b));
+}
+
+// Rows [row, row + kStage) x columns [col0, col0 + kEdge) of X into a panel; elements
+// outside X are zero-filled (a zero row adds nothing).
+__device__ __forceinline__ void stage_panel(const double* __restrict__ X, std::int64_t row, std::int64_t end, int col0,
+                                            int nb, double* panel) {
+  for (int e = static_cast<int>(threadIdx.x); e < kStage * kEdge; e += kThreads) {
+    const int r = e / kEdge, c = e % kEdge;
+    const bool valid = row + r < end && col0 + c < nb;
+    copy_async(panel + r * kLd + c, valid ? X + (row + r) * nb + col0 + c : X, valid);
   }
 }
 
-__device__ __forceinline__ void stash(const double (&r)[kLoads], double (*s)[kBlock]) {
-#pragma unroll
-  for (int i = 0; i < kLoads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    s[e / kBlock][e % kBlock] = r[i];
-  }
-}
-
-// Each block: one 64x64 block of the upper triangle over one split of the rows,
-// written to its own slice of the workspace. Shared tiles are stored as X is, k-major
-// ([stage row][column]): staging writes are contiguous, and in the inner loop a warp
-// reads 2 distinct A addresses (broadcast) and 16 consecutive 16-byte B words, so no
-// bank conflicts arise and no padding is needed.
-__global__ void __launch_bounds__(kThreads)
+// Block (bi, bj) of the upper triangle over rows [begin, end) of split blockIdx.y. As
+// C = Xᵀ X, the A fragment of bands i and the B fragment of bands j follow one lane
+// pattern: X[row + lane % 4][band + lane / 4].
+__global__ void __launch_bounds__(kThreads, 2)
     syrk_blocks(const double* __restrict__ X, std::int64_t rows, int nb, int tiles, std::int64_t rows_per_split,
                 double* __restrict__ partial) {
-  __shared__ __align__(16) double As[kStage][kBlock];
-  __shared__ __align__(16) double Bs[kStage][kBlock];
+  extern __shared__ __align__(16) double shared[];
   int bi = 0, bj = 0;
   upper_block(static_cast<int>(blockIdx.x), tiles, bi, bj);
   const bool diagonal = bi == bj;
-  const int i0 = bi * kBlock, j0 = bj * kBlock;
+  const int i0 = bi * kEdge, j0 = bj * kEdge;
   const std::int64_t begin = std::int64_t{blockIdx.y} * rows_per_split;
   const std::int64_t end = min(rows, begin + rows_per_split);
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int wr = warp / 2, wc = warp % 2;
+  const bool below = diagonal && wr > wc;  // this warp's outputs all lie below the diagonal
+  const auto panel = [&](std::int64_t stage, int operand) {
+    return shared + ((stage & 1) * 2 + (diagonal ? 0 : operand)) * kPanelDoubles;
+  };
+  const auto stage_rows = [&](std::int64_t stage) {
+    const std::int64_t row = begin + stage * kStage;
+    stage_panel(X, row, end, i0, nb, panel(stage, 0));
+    if (!diagonal) stage_panel(X, row, end, j0, nb, panel(stage, 1));
+    commit_copies();
+  };
 
-  double acc[4][4] = {};
-  double ra[kLoads], rb[kLoads];
-  fetch(X, begin, end, i0, nb, ra);
-  if (!diagonal) fetch(X, begin, end, j0, nb, rb);
-  const double(*Bsrc)[kBlock] = diagonal ? As : Bs;
-  for (std::int64_t row = begin; row < end; row += kStage) {
-    __syncthreads();
-    stash(ra, As);
-    if (!diagonal) stash(rb, Bs);
-    __syncthreads();
-    if (row + kStage < end) {  // next stage's loads fly while this one computes
-      fetch(X, row + kStage, end, i0, nb, ra);
-      if (!diagonal) fetch(X, row + kStage, end, j0, nb, rb);
+  double acc[kTiles][kTiles][2] = {};
+  const std::int64_t stages = (end - begin + kStage - 1) / kStage;
+  stage_rows(0);
+  for (std::int64_t s = 0; s < stages; ++s) {
+    if (s + 1 < stages) {
+      stage_rows(s + 1);  // into the buffer the previous stage freed
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
     }
+    __syncthreads();
+    if (!below) {
+      const double* A = panel(s, 0) + (lane % 4) * kLd + wr * kWarpEdge + lane / 4;
+      const double* B = panel(s, 1) + (lane % 4) * kLd + wc * kWarpEdge + lane / 4;
 #pragma unroll
-    for (int kk = 0; kk < kStage; ++kk) {
-      const double2 a0 = *reinterpret_cast<const double2*>(&As[kk][2 * ty]);
-      const double2 a1 = *reinterpret_cast<const double2*>(&As[kk][32 + 2 * ty]);
-      const double2 b0 = *reinterpret_cast<const double2*>(&Bsrc[kk][2 * tx]);
-      const double2 b1 = *reinterpret_cast<const double2*>(&Bsrc[kk][32 + 2 * tx]);
-      const double a[4] = {a0.x, a0.y, a1.x, a1.y};
-      const double b[4] = {b0.x, b0.y, b1.x, b1.y};
+      for (int k = 0; k < kStage; k += 4) {
+        double a[kTiles];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+        for (int t = 0; t < kTiles; ++t) a[t] = A[k * kLd + 8 * t];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        for (int tj = 0; tj < kTiles; ++tj) {
+          const double b = B[k * kLd + 8 * tj];
+#pragma unroll
+          for (int ti = 0; ti < kTiles; ++ti) dmma(acc[ti][tj], a[ti], b);
+        }
+      }
     }
+    __syncthreads();  // the buffer is read before the next stage's copies overwrite it
   }
+  if (below) return;
   double* out = partial + std::int64_t{blockIdx.y} * nb * nb;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = i0 + (i < 2 ? 2 * ty + i : 32 + 2 * ty + i - 2);
+  for (int ti = 0; ti < kTiles; ++ti) {
+    const int r = i0 + wr * kWarpEdge + 8 * ti + lane / 4;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = j0 + (j < 2 ? 2 * tx + j : 32 + 2 * tx + j - 2);
-      if (r < nb && c < nb && c >= r) out[std::int64_t{r} * nb + c] = acc[i][j];
-    }
+    for (int tj = 0; tj < kTiles; ++tj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = j0 + wc * kWarpEdge + 8 * tj + 2 * (lane % 4) + e;
+        if (r < nb && c < nb && c >= r) out[std::int64_t{r} * nb + c] = acc[ti][tj][e];
+      }
   }
 }
 
@@ -172,9 +203,13 @@ LaunchStatus syrk_tiled(const double* X, std::int64_t rows, int nb, double* C, v
   if (p.splits == 0) return {};
   if (!workspace || workspace_bytes < syrk_tiled_workspace_bytes(rows, nb))
     return LaunchStatus::invalid("syrk workspace");
+  if (const cudaError_t e = cudaFuncSetAttribute(syrk_blocks, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(kSharedBytes));
+      e != cudaSuccess)
+    return LaunchStatus::from(e);
   auto* partial = static_cast<double*>(workspace);
   const dim3 grid(static_cast<unsigned>(p.upper_blocks), static_cast<unsigned>(p.splits));
-  syrk_blocks<<<grid, kThreads, 0, stream>>>(X, rows, nb, p.tiles, p.rows_per_split, partial);
+  syrk_blocks<<<grid, kThreads, kSharedBytes, stream>>>(X, rows, nb, p.tiles, p.rows_per_split, partial);
   add_splits<<<blocks_for(std::int64_t{nb} * nb, 256), 256, 0, stream>>>(partial, p.splits, nb, C);
   return LaunchStatus::from(cudaGetLastError());
 }

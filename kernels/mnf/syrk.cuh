@@ -3,9 +3,9 @@
 // measured against each other (the MNF paper's, Zhou, Gao and Fang 2017,
 // MNF-L and MNF-C):
 //  - syrk_cublas: cuBLAS DSYRK (FP64 tensor cores on Hopper);
-//  - syrk_tiled: a hand-written tiled kernel (64x64 output blocks of the upper triangle,
-//    16-row shared-memory stages, 4x4 register blocks, split over rows with a fixed-order
-//    reduction, so the result is deterministic and independent of the GPU model).
+//  - syrk_tiled: a hand-written tiled kernel on the FP64 tensor cores (112x112 output
+//    blocks of the upper triangle, mma.sync m8n8k4, split over rows with a fixed-order
+//    reduction, so the result is deterministic on every GPU of one architecture).
 // Both ADD into the upper triangle of the row-major C [nb x nb] (column >= row) and
 // leave the lower triangle untouched; symmetrize_upper() mirrors it when needed.
 #pragma once
