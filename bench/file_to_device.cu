@@ -1,10 +1,13 @@
 // The floor of moving a scene file from the page cache to one GPU, by each way a rank
 // could: how much of a rank's statistics pass is the host's own copying, and whether a
 // path without it scales when every GPU of a host reads at once.
-//   bench_file_to_device FILE [--chunk-mb N] [--method NAME] [--start-at EPOCH_SECONDS]
+//   bench_file_to_device FILE [--chunk-mb N] [--method NAME] [--threads N] [--start-at EPOCH_SECONDS]
 // Methods (each moves the whole file in chunks, two in flight; default all, in order):
 //   pread      pread into one of two pinned buffers while the other's copy runs: what
-//              io::TileReader and the GPU passes do (page cache -> pinned -> DMA)
+//              io::TileReader and the GPU passes do (page cache -> pinned -> DMA);
+//              --threads N splits each chunk's read between N threads, as
+//              io::PosixFile::read_at does (up to 8, pieces of at least 2 MiB)
+//   pread-host the same reads, no copy to the GPU: the host's part alone
 //   register   the file mapped, each chunk pinned in place (cudaHostRegister, read-only)
 //              and copied by DMA straight from the page cache: no host copy, a pinning
 //   pageable   cudaMemcpyAsync from the mapping unpinned: the driver stages it
@@ -78,7 +81,17 @@ void read_fully(int fd, char* into, std::size_t bytes, std::size_t at) {
   }
 }
 
-Moved by_pread(const File& file, std::size_t chunk) {
+// One chunk read by `threads` threads, each a contiguous piece.
+void read_parallel(int fd, char* into, std::size_t bytes, std::size_t at, unsigned threads) {
+  const std::size_t piece = (bytes + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads && piece * t < bytes; ++t)
+    workers.emplace_back([=] { read_fully(fd, into + piece * t, std::min(piece, bytes - piece * t), at + piece * t); });
+  read_fully(fd, into, std::min(piece, bytes), at);
+  for (auto& w : workers) w.join();
+}
+
+Moved by_pread(const File& file, std::size_t chunk, unsigned threads, bool to_device) {
   Slots slots(chunk);
   char* pinned[2];
   for (auto& p : pinned) CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&p), chunk));
@@ -87,8 +100,8 @@ Moved by_pread(const File& file, std::size_t chunk) {
     const auto s = i % 2;
     const std::size_t bytes = std::min(chunk, file.size - at);
     if (i >= 2) CHECK_CUDA(cudaEventSynchronize(slots.done[s]));
-    read_fully(file.fd, pinned[s], bytes, at);
-    CHECK_CUDA(cudaMemcpyAsync(slots.device[s], pinned[s], bytes, cudaMemcpyHostToDevice, slots.stream));
+    read_parallel(file.fd, pinned[s], bytes, at, threads);
+    if (to_device) CHECK_CUDA(cudaMemcpyAsync(slots.device[s], pinned[s], bytes, cudaMemcpyHostToDevice, slots.stream));
     CHECK_CUDA(cudaEventRecord(slots.done[s], slots.stream));
   }
   CHECK_CUDA(cudaStreamSynchronize(slots.stream));
@@ -143,18 +156,20 @@ void wait_until(double epoch_seconds) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--method pread|register|pageable] "
-                         "[--start-at EPOCH_SECONDS]\n");
+    std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--method pread|pread-host|register|pageable] "
+                         "[--threads N] [--start-at EPOCH_SECONDS]\n");
     return 2;
   }
   std::size_t chunk_mb = 64;
   std::string only;
   double start_at = 0;
+  unsigned threads = 1;
   for (int a = 2; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
     if (flag == "--chunk-mb") chunk_mb = std::strtoull(argv[a + 1], nullptr, 10);
     else if (flag == "--method") only = argv[a + 1];
     else if (flag == "--start-at") start_at = std::strtod(argv[a + 1], nullptr);
+    else if (flag == "--threads") threads = std::max(1u, static_cast<unsigned>(std::strtoul(argv[a + 1], nullptr, 10)));
   }
   File file;
   file.fd = ::open(argv[1], O_RDONLY | O_CLOEXEC);
@@ -167,13 +182,15 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(nullptr));  // CUDA's start, before the common start time
   const std::size_t chunk = chunk_mb << 20;
   wait_until(start_at);
-  for (const std::string method : {"pread", "register", "pageable"}) {
+  for (const std::string method : {"pread", "pread-host", "register", "pageable"}) {
     if (!only.empty() && method != only) continue;
-    const Moved moved = method == "pread"      ? by_pread(file, chunk)
-                        : method == "register" ? from_mapping(file, chunk, true)
-                                               : from_mapping(file, chunk, false);
-    std::printf("%-9s %6.2f GB in %3zu MB chunks: %7.3f s %7.2f GB/s, pinning %6.3f s\n", method.c_str(),
-                static_cast<double>(file.size) / 1e9, chunk_mb, moved.seconds,
+    const Moved moved = method == "pread"        ? by_pread(file, chunk, threads, true)
+                        : method == "pread-host" ? by_pread(file, chunk, threads, false)
+                        : method == "register"   ? from_mapping(file, chunk, true)
+                                                 : from_mapping(file, chunk, false);
+    std::printf("%-10s %2u threads, %6.2f GB in %3zu MB chunks: %7.3f s %7.2f GB/s, pinning %6.3f s\n",
+                method.c_str(), method.starts_with("pread") ? threads : 1u, static_cast<double>(file.size) / 1e9,
+                chunk_mb, moved.seconds,
                 static_cast<double>(file.size) / 1e9 / moved.seconds, moved.pinning);
   }
   ::close(file.fd);

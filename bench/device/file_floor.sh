@@ -7,15 +7,18 @@
 gpus=$(nvidia-smi -L | wc -l)
 archive_flightlines "$gpus"
 for i in $(seq 1 "$gpus"); do printf -v name 'line%02d' "$i"; cat "$dir/$name.img" > /dev/null; done
-for run in "pread 64" "register 64" "register 16" "pageable 64"; do
-  read -r method chunk <<< "$run"
+# HB_FILE_FLOOR_RUNS: "METHOD CHUNK_MB THREADS" triples (threads: pread's readers a chunk).
+runs=${HB_FILE_FLOOR_RUNS:-"pread 64 1|pread 64 8|register 64 1|register 16 1|pageable 64 1"}
+IFS='|' read -ra run_list <<< "$runs"
+for run in "${run_list[@]}"; do
+  read -r method chunk threads <<< "$run"
   for p in 1 "$gpus"; do
     # Every process starts its move at the same moment, after CUDA's start.
     start=$(python3 -c "import time; print(time.time() + 3)")
     for g in $(seq 0 $((p - 1))); do
       printf -v name 'line%02d' $((g + 1))
       CUDA_VISIBLE_DEVICES=$g "$bin/bench_file_to_device" "$dir/$name.img" --method "$method" --chunk-mb "$chunk" \
-        --start-at "$start" > "$work/file_floor_$g.txt" 2>&1 &
+        --threads "${threads:-1}" --start-at "$start" > "$work/file_floor_$g.txt" 2>&1 &
     done
     wait
     for g in $(seq 0 $((p - 1))); do log "file to device, $p GPUs at once, GPU $g: $(cat "$work/file_floor_$g.txt")"; done
