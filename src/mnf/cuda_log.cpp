@@ -6,8 +6,10 @@
 
 namespace hb::cuda {
 
-void log_staging(double bytes, double seconds) {
-  spdlog::debug("cuda mnf: staged {:.2f} GB into pinned memory in {:.3f} s", bytes / 1e9, seconds);
+void log_host_waits(const HostWaits& waits) {
+  spdlog::debug("cuda mnf: the host waited {:.3f} s for tile uploads and {:.3f} s for moments; staged {:.2f} GB "
+                "into pinned memory in {:.3f} s",
+                waits.copy_seconds, waits.moments_seconds, waits.staged_bytes / 1e9, waits.staging_seconds);
 }
 
 }  // namespace hb::cuda

@@ -6,6 +6,7 @@
 
 #include "kernels/mnf/syrk.cuh"
 #include "src/base/cuda_error.hpp"
+#include "src/base/stopwatch.hpp"
 #include "src/mnf/cuda_tile_ops.hpp"
 
 namespace hb::cuda {
@@ -101,6 +102,7 @@ Status MnfTileOps::finish_moments() {
   cudaSetDevice(device_);
   resident_[0] = resident_[1] = {};  // the reader's buffers are about to be freed or reused
   if (totals_.empty()) return {};
+  const Stopwatch waiting;
   HB_TRY(check(cudaStreamSynchronize(stream_), "statistics"));
   for (const auto& t : totals_) {
     mnf::Moments& host = *t->host;
@@ -118,6 +120,7 @@ Status MnfTileOps::finish_moments() {
   }
   for (auto& t : totals_) spare_.push_back(std::move(t));
   totals_.clear();
+  waits_.moments_seconds += waiting.seconds();
   return {};
 }
 

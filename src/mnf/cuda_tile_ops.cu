@@ -1,7 +1,6 @@
 #include "src/mnf/cuda_tile_ops.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -9,6 +8,7 @@
 #include "kernels/convert.cuh"
 #include "kernels/mnf/moments.cuh"
 #include "src/base/cuda_error.hpp"
+#include "src/base/stopwatch.hpp"
 #include "src/mnf/linear_map.hpp"
 #include "src/mnf/stats.hpp"
 
@@ -85,8 +85,7 @@ MnfTileOps::MnfTileOps(std::unique_ptr<Backend> device)
 }
 
 MnfTileOps::~MnfTileOps() {
-  if (staged_bytes_ > 0)
-    log_staging(staged_bytes_, staging_seconds_);
+  if (waits_.copy_seconds > 0) log_host_waits(waits_);
   cudaSetDevice(device_);
   if (stream_) cudaStreamSynchronize(stream_);
   if (copy_stream_) cudaStreamSynchronize(copy_stream_);
@@ -120,10 +119,10 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
                       attributes.type == cudaMemoryTypeHost;
   if (!pinned) {  // pageable tile: one host copy into pinned memory first
     HB_TRY(check(staging_.reserve(bytes), "pinned staging buffer"));
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch copying;
     std::memcpy(staging_.as<void>(), source, bytes);
-    staging_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    staged_bytes_ += static_cast<double>(bytes);
+    waits_.staging_seconds += copying.seconds();
+    waits_.staged_bytes += static_cast<double>(bytes);
     source = staging_.as<void>();
   }
   if (tile.units()) HB_TRY(check(stored_.reserve(bytes), "tile buffer"));
@@ -134,7 +133,9 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
     HB_TRY(make_physical(tile.type(), tile.pixels(), tile.bands(), *tile.units(), stored_.as<void>(), slot));
   HB_TRY(check(cudaEventRecord(copied_[slot], copy_stream_), "record tile copy"));
   HB_TRY(check(cudaStreamWaitEvent(stream_, copied_[slot], 0), "order kernels after the copy"));
+  const Stopwatch waiting;
   HB_TRY(check(cudaEventSynchronize(copied_[slot]), "copy tile to device"));
+  waits_.copy_seconds += waiting.seconds();
   current_ = slot;
   resident_[slot] = key;
   return {};

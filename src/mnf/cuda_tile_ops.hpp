@@ -29,8 +29,15 @@
 
 namespace hb::cuda {
 
+// Where the host waited for the device, logged when the operations end.
+struct HostWaits {
+  double staged_bytes = 0;     // pageable tiles copied into the pinned buffer
+  double staging_seconds = 0;  // that copying
+  double copy_seconds = 0;     // each tile's upload (the kernels run on behind it)
+  double moments_seconds = 0;  // the kernels, and the moments brought home
+};
 // In a .cpp: spdlog's compile-time format checks do not build under nvcc.
-void log_staging(double bytes, double seconds);
+void log_host_waits(const HostWaits& waits);
 
 // `device` must be a CUDA backend (its gpu() is the GPU the operations run on).
 std::unique_ptr<mnf::TileOps> make_mnf_tile_ops(std::unique_ptr<Backend> device);
@@ -117,8 +124,7 @@ class MnfTileOps final : public mnf::TileOps {
   std::vector<double> map_on_device_;  // what map_ holds: matrix, centre, offset
   std::vector<double> host_cross_;
   std::vector<double> shift_on_device_;  // what shift_ holds
-  double staging_seconds_ = 0;  // host copies into the pinned buffer, logged at the end
-  double staged_bytes_ = 0;
+  HostWaits waits_;
 
   // Tiles kept between passes (keep_tiles), as stored, one after another in kept_.
   struct KeptTile {
