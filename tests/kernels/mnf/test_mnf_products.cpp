@@ -1,4 +1,4 @@
-// Cross products (cuBLAS DSYRK against the hand SYRK) and the transform pass (SGEMM vs
+// Cross products (cuBLAS DSYRK vs the hand SYRK) and the transform pass (SGEMM vs
 // constant memory, and the denoising inverse) against float64 references.
 #include <gtest/gtest.h>
 
@@ -31,12 +31,12 @@ struct CublasHandle {
 // C starts as `base` above the diagonal and a sentinel below; both SYRKs must add X^T X
 // to the upper triangle only, agree with each other and with float64 to 1e-12, and the
 // hand SYRK with itself bit for bit run to run. 86656 rows is a statistics granule of a
-// 677-sample scene; 425 bands span 4 x 4 blocks.
+// 677-sample scene; 425 bands span 4 x 4 of the hand SYRK's blocks.
 TEST(MnfSyrk, HandSyrkMatchesCublasAndFloat64) {
   HB_REQUIRE_DEVICE();
   CublasHandle handle;
-  const std::pair<std::int64_t, int> shapes[] = {{3, 7}, {1073, 45}, {20000, 224}, {70001, 130}, {86656, 224},
-                                                 {5000, 425}};
+  const std::pair<std::int64_t, int> shapes[] = {{3, 7},       {1073, 45},   {20000, 224},
+                                                 {70001, 130}, {86656, 224}, {5000, 425}};
   for (const auto& [rows, nb] : shapes) {
     const std::string what = std::to_string(rows) + " x " + std::to_string(nb);
     const auto nn = static_cast<std::size_t>(nb) * static_cast<std::size_t>(nb);
@@ -49,33 +49,27 @@ TEST(MnfSyrk, HandSyrkMatchesCublasAndFloat64) {
       want.cross[e] += base[e];
       want.cross_scale[e] += std::fabs(base[e]);
     }
-    DeviceBuffer<double> dX(X), C_blas(base);
+    DeviceBuffer<double> dX(X), C_blas(base), C_hand(base), C_again(base);
+    DeviceBuffer<std::byte> ws(syrk_tiled_workspace_bytes(rows, nb));
     HB_LAUNCH_OK(syrk_cublas(handle.h, dX.get(), rows, nb, C_blas.get(), nullptr));
-    const auto blas = C_blas.download();
+    HB_LAUNCH_OK(syrk_tiled(dX.get(), rows, nb, C_hand.get(), ws.get(), ws.size(), nullptr));
+    HB_LAUNCH_OK(syrk_tiled(dX.get(), rows, nb, C_again.get(), ws.get(), ws.size(), nullptr));
+    const auto blas = C_blas.download(), hand = C_hand.download();
     expect_close(blas, want.cross, want.cross_scale, 1e-12, ("cublas " + what).c_str(), nb);
-    const auto hand_syrk = [&](const char* name, auto workspace_bytes, auto syrk) {
-      DeviceBuffer<double> C_hand(base), C_again(base);
-      DeviceBuffer<std::byte> ws(workspace_bytes(rows, nb));
-      HB_LAUNCH_OK(syrk(dX.get(), rows, nb, C_hand.get(), ws.get(), ws.size(), nullptr));
-      HB_LAUNCH_OK(syrk(dX.get(), rows, nb, C_again.get(), ws.get(), ws.size(), nullptr));
-      const auto hand = C_hand.download();
-      const std::string label = std::string(name) + " " + what;
-      expect_close(hand, want.cross, want.cross_scale, 1e-12, label.c_str(), nb);
-      expect_close(hand, blas, want.cross_scale, 1e-12, (label + " vs cublas").c_str(), nb);
-      EXPECT_TRUE(hand == C_again.download()) << label << " differs run to run";
-      for (int i = 0; i < nb; ++i)
-        for (int j = 0; j < i; ++j) {
-          const auto e = static_cast<std::size_t>(i * nb + j);
-          ASSERT_EQ(blas[e], 7.0) << "cuBLAS wrote below the diagonal, " << what;
-          ASSERT_EQ(hand[e], 7.0) << label << " wrote below the diagonal";
-        }
-      HB_LAUNCH_OK(symmetrize_upper(C_hand.get(), nb, nullptr));
-      const auto full = C_hand.download();
-      for (int i = 0; i < nb; ++i)
-        for (int j = 0; j < i; ++j)
-          ASSERT_EQ(full[static_cast<std::size_t>(i * nb + j)], full[static_cast<std::size_t>(j * nb + i)]);
-    };
-    hand_syrk("hand", syrk_tiled_workspace_bytes, syrk_tiled);
+    expect_close(hand, want.cross, want.cross_scale, 1e-12, ("hand " + what).c_str(), nb);
+    expect_close(hand, blas, want.cross_scale, 1e-12, ("hand vs cublas " + what).c_str(), nb);
+    EXPECT_TRUE(hand == C_again.download()) << "hand SYRK differs run to run, " << what;
+    for (int i = 0; i < nb; ++i)
+      for (int j = 0; j < i; ++j) {
+        const auto e = static_cast<std::size_t>(i * nb + j);
+        ASSERT_EQ(blas[e], 7.0) << "cuBLAS wrote below the diagonal, " << what;
+        ASSERT_EQ(hand[e], 7.0) << "hand SYRK wrote below the diagonal, " << what;
+      }
+    HB_LAUNCH_OK(symmetrize_upper(C_hand.get(), nb, nullptr));
+    const auto full = C_hand.download();
+    for (int i = 0; i < nb; ++i)
+      for (int j = 0; j < i; ++j)
+        ASSERT_EQ(full[static_cast<std::size_t>(i * nb + j)], full[static_cast<std::size_t>(j * nb + i)]);
   }
 }
 
