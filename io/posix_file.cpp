@@ -1,9 +1,9 @@
 #include "io/posix_file.hpp"
 
 #include "src/base/parallel_for.hpp"
+#include "src/base/worker_pool.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -83,17 +83,11 @@ Status PosixFile::read_at(std::int64_t offset, std::span<std::byte> out) const {
   if (threads == 1) return read_serial(offset, out);
   const std::size_t piece = (out.size() + threads - 1) / threads;
   std::vector<Status> results(threads);
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  for (unsigned t = 1; t < threads; ++t) {
+  run_pieces(threads, [&](unsigned t) {
     const std::size_t begin = std::min(out.size(), piece * t);
     const std::size_t size = std::min(piece, out.size() - begin);
-    workers.emplace_back([&, t, begin, size] {
-      results[t] = read_serial(offset + static_cast<std::int64_t>(begin), out.subspan(begin, size));
-    });
-  }
-  results[0] = read_serial(offset, out.first(std::min(piece, out.size())));
-  for (auto& worker : workers) worker.join();
+    results[t] = read_serial(offset + static_cast<std::int64_t>(begin), out.subspan(begin, size));
+  });
   for (const auto& result : results)
     if (!result) return result;
   return {};

@@ -1,11 +1,12 @@
 #include "src/base/parallel_for.hpp"
 
+#include "src/base/worker_pool.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include <sched.h>
 
@@ -57,13 +58,7 @@ void parallel_for(std::int64_t n, std::int64_t min_chunk, const std::function<vo
     fn(0, n);
     return;
   }
-  std::vector<std::jthread> pool;
-  pool.reserve(static_cast<std::size_t>(workers - 1));
-  const auto range = [&](int w) { return std::pair{n * w / workers, n * (w + 1) / workers}; };
-  for (int w = 1; w < workers; ++w)
-    pool.emplace_back([&fn, r = range(w)] { fn(r.first, r.second); });
-  const auto own = range(0);
-  fn(own.first, own.second);
+  run_pieces(static_cast<unsigned>(workers), [&](unsigned w) { fn(n * w / workers, n * (w + 1) / workers); });
 }
 
 }  // namespace hb

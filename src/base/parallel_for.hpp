@@ -1,7 +1,7 @@
 // Data-parallel loops over host threads, for the per-pixel passes that feed the GPU
 // (widening, feature extraction, packing): one thread cannot keep up with a GPU that
-// classifies millions of pixels a second. Threads are started per call; callers hand
-// over whole tiles, so the start-up (tens of microseconds) is noise.
+// classifies millions of pixels a second. The ranges run on the process's worker pool
+// (worker_pool.hpp), so a call starts no thread.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The I/O that runs on extra threads: large reads split over several preads, and the
 // write-behind that writes one row block while the next is computed. Both must give
-// exactly the bytes of the serial path, and report failures.
+// exactly the bytes of the serial path, and report failures. Also the worker pool the
+// split reads and parallel loops run on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,10 +9,12 @@
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "io/cube.hpp"
 #include "src/base/parallel_for.hpp"
+#include "src/base/worker_pool.hpp"
 #include "io/posix_file.hpp"
 #include "io/write_behind.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -104,6 +107,25 @@ TEST(ParallelFor, CoversEveryIndexOnceInRangesOfAtLeastTheMinimum) {
     for (const auto size : sizes) EXPECT_TRUE(size >= 1000 || sizes.size() == 1) << n;
   }
   EXPECT_GE(host_threads(), 1);
+}
+
+// Every piece runs exactly once, also when calls overlap from several threads and when a
+// piece makes a call of its own (a queue no free thread serves must not hang).
+TEST(WorkerPool, RunsEveryPieceOnceWhenCallsOverlapAndNest) {
+  constexpr unsigned kPieces = 6, kInner = 5, kCallers = 4;
+  std::vector<std::vector<int>> hits(kCallers, std::vector<int>(kPieces * kInner, 0));
+  std::vector<std::thread> callers;
+  for (unsigned c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 20; ++round)
+        run_pieces(kPieces, [&](unsigned p) { run_pieces(kInner, [&](unsigned i) { ++hits[c][p * kInner + i]; }); });
+    });
+  for (auto& t : callers) t.join();
+  for (const auto& row : hits) EXPECT_TRUE(std::all_of(row.begin(), row.end(), [](int h) { return h == 20; }));
+  int ran = 0;
+  run_pieces(1, [&](unsigned) { ++ran; });
+  run_pieces(0, [&](unsigned) { ++ran; });
+  EXPECT_EQ(ran, 1);
 }
 
 }  // namespace
