@@ -6,7 +6,9 @@
 //    is at most T = min(the running list's k-th distance, tau), where tau is the k-th
 //    smallest upper end: sampled (the m-th of 2048 evenly spaced columns, m above the
 //    sample's expected count of k) and checked in the same pass (at least k upper ends
-//    must lie at or below it; else the row is rescanned whole). The kept pairs
+//    must lie at or below it; else the row is rescanned whole). Each pair is first
+//    screened with one FMA against a limit of the row (tensor_bound.hpp): only the few
+//    that pass are bracketed. The kept pairs
 //    (column, D~) are written over the row itself: the write position never passes the
 //    columns read (a row that keeps more than half its columns is rescanned whole).
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
@@ -31,7 +33,7 @@ constexpr int kPerThread = 8;  // loads in flight a thread between the filter's 
 constexpr int kRound = kThreads * kPerThread;
 constexpr int kSamples = 2048;  // columns sampled for tau (8 KiB of shared memory)
 constexpr int kBatch = 2048;    // exact distances per flush (16 KiB of shared memory)
-constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel sorts (16 KiB)
+constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel selects from (16 KiB)
 constexpr int kMaxDims = 8192;  // the query row in shared memory (32 KiB)
 
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
@@ -49,29 +51,57 @@ __device__ __forceinline__ Bracket bracket(float ip, float qn, float tn, float s
   return {__fsub_rd(approx, e), __fadd_ru(approx, e)};
 }
 
-// Ascending bitonic sort of n (a power of two) shared-memory floats.
-__device__ void sort_floats(float* v, int n) {
-  for (int size = 2; size <= n; size <<= 1)
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      __syncthreads();
-      for (int a = static_cast<int>(threadIdx.x); a < n; a += kThreads) {
-        const int b = a ^ stride;
-        if (b <= a) continue;
-        const bool ascending = (a & size) == 0;
-        if (ascending ? v[b] < v[a] : v[a] < v[b]) {
-          const float t = v[a];
-          v[a] = v[b];
-          v[b] = t;
-        }
+// Where a selection keeps its digit histogram and the digit it chose.
+struct Select {
+  unsigned hist[256];
+  unsigned digit, need;
+};
+
+// The m-th smallest (from 1, m <= n) of n upper ends in shared memory, block-wide: four
+// histogram passes over the bits, 8 at a time from the top (upper ends are at least 0,
+// where a float's bits order as its value; a NaN, or a negative value the bound rules
+// out, orders last: that only makes tau larger, which keeps more pairs). A bitonic sort of the
+// 2048 samples, 66 barrier stages a row, had become the filter's largest cost once the
+// screen made its scan cheap.
+__device__ float select_upper(const float* uppers, int n, int m, Select& sel) {
+  unsigned prefix = 0, mask = 0, need = static_cast<unsigned>(m);
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    for (int a = static_cast<int>(threadIdx.x); a < 256; a += kThreads) sel.hist[a] = 0;
+    __syncthreads();
+    for (int a = static_cast<int>(threadIdx.x); a < n; a += kThreads) {
+      const unsigned key = __float_as_uint(uppers[a]);
+      if ((key & mask) == prefix) atomicAdd(&sel.hist[(key >> shift) & 0xffu], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {  // a warp scans the 256 counts, 8 a lane
+      const int lane = static_cast<int>(threadIdx.x);
+      unsigned sum = 0;
+      for (int b = 0; b < 8; ++b) sum += sel.hist[8 * lane + b];
+      unsigned inclusive = sum;
+      for (int offset = 1; offset < 32; offset <<= 1) {
+        const unsigned v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += v;
+      }
+      unsigned before = inclusive - sum;
+      if (before < need && inclusive >= need) {
+        int b = 0;
+        while (before + sel.hist[8 * lane + b] < need) before += sel.hist[8 * lane + b++];
+        sel.digit = static_cast<unsigned>(8 * lane + b);
+        sel.need = need - before;
       }
     }
-  __syncthreads();
+    __syncthreads();
+    prefix |= sel.digit << shift;
+    mask |= 0xffu << shift;
+    need = sel.need;
+  }
+  return __uint_as_float(prefix);
 }
 
 // tau for an empty (not yet full) list: the m-th smallest upper end of a sample, every
 // column where the row has at most kSamples; +inf where the sample could not say.
 __device__ float sampled_tau(const float* row, const float* train_norms, int col0, int cols, int k, float qn,
-                             float scale, float floor, float* samples) {
+                             float scale, float floor, float* samples, Select& sel) {
   const int n = min(cols, kSamples);
   int m = k;
   if (cols > kSamples) {
@@ -80,26 +110,22 @@ __device__ float sampled_tau(const float* row, const float* train_norms, int col
     if (m > n / 4) return infinity();
   }
   if (m > n) return infinity();
-  int padded = 1;
-  while (padded < n) padded <<= 1;
-  for (int i = static_cast<int>(threadIdx.x); i < padded; i += kThreads) {
-    float u = infinity();
-    if (i < n) {
-      const int c = static_cast<int>(static_cast<std::int64_t>(i) * cols / n);
-      u = bracket(row[c], qn, train_norms[col0 + c], scale, floor).upper;
-    }
-    samples[i] = u;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += kThreads) {
+    const int c = static_cast<int>(static_cast<std::int64_t>(i) * cols / n);
+    samples[i] = bracket(row[c], qn, train_norms[col0 + c], scale, floor).upper;
   }
-  sort_floats(samples, padded);
-  return samples[m - 1];
+  __syncthreads();
+  return select_upper(samples, n, m, sel);
 }
 
 // One block per row: the kept pairs (column, D~ bits) of row r over the row's start,
 // their count in kept[2r]; kept[2r + 1] = 1 where the sampled tau failed its check or
-// the pairs would not fit (rescan the row whole).
+// the pairs would not fit (rescan the row whole). Each pair is first screened with one
+// FMA (tensor_bound.hpp); only the few that pass are bracketed, each by its own lane.
 __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, float* slab, int cols, int ld,
                                                                  int col0, Lists running, int* kept) {
   __shared__ float samples[kSamples];
+  __shared__ Select sel;
   __shared__ int count;
   __shared__ int below_tau;
   __shared__ int overflow;
@@ -116,11 +142,14 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
     overflow = 0;
   }
   const float tau = list_bound == infinity() && cols >= k
-                        ? sampled_tau(row, in.train_norms, col0, cols, k, qn, scale, floor, samples)
+                        ? sampled_tau(row, in.train_norms, col0, cols, k, qn, scale, floor, samples, sel)
                         : infinity();
   const float limit = fminf(list_bound, tau);
+  // Every pair kept (lower end <= limit) or counted (upper end <= tau) passes the screen.
+  const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
+  const float screen = __double2float_ru(tensor_screen_limit(tau != infinity() ? tau : limit, qn, largest, in.dims));
+  const float* norms = in.train_norms + col0;
   int* out = reinterpret_cast<int*>(row);
-  const int lane = static_cast<int>(threadIdx.x) % 32;
   int mine_below = 0;
   for (int base = 0; base < cols; base += kRound) {
     float ip[kPerThread], tn[kPerThread];
@@ -128,28 +157,22 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
     for (int j = 0; j < kPerThread; ++j) {
       const int c = base + j * kThreads + static_cast<int>(threadIdx.x);
       ip[j] = c < cols ? row[c] : 0.0f;
-      tn[j] = c < cols ? in.train_norms[col0 + c] : 0.0f;
+      tn[j] = c < cols ? norms[c] : 0.0f;
     }
     __syncthreads();  // this round read whole before any kept pair is written into it
     const int writable = min(cols, base + kRound);  // words read so far
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       const int c = base + j * kThreads + static_cast<int>(threadIdx.x);
-      const float approx = __fsub_rn(__fadd_rn(qn, tn[j]), __fmul_rn(2.0f, ip[j]));
+      if (c >= cols || __fmaf_rn(-2.0f, ip[j], tn[j]) > screen) continue;
       const Bracket b = bracket(ip[j], qn, tn[j], scale, floor);
-      const bool keep = c < cols && !(b.lower > limit);
-      mine_below += c < cols && b.upper <= tau;
-      const unsigned mask = __ballot_sync(0xffffffffu, keep);
-      if (mask == 0) continue;
-      const int leader = __ffs(static_cast<int>(mask)) - 1;
-      int at = 0;
-      if (lane == leader) at = atomicAdd(&count, __popc(mask));
-      at = __shfl_sync(0xffffffffu, at, leader);
-      const int slot = 2 * (at + __popc(mask & ((1u << lane) - 1u)));
-      if (keep && slot + 1 < writable) {
+      mine_below += b.upper <= tau;
+      if (b.lower > limit) continue;
+      const int slot = 2 * atomicAdd(&count, 1);
+      if (slot + 1 < writable) {
         out[slot] = c;
-        row[slot + 1] = approx;
-      } else if (keep) {
+        row[slot + 1] = __fsub_rn(__fadd_rn(qn, tn[j]), __fmul_rn(2.0f, ip[j]));
+      } else {
         overflow = 1;
       }
     }
@@ -195,6 +218,7 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   extern __shared__ float query[];
   __shared__ Batch batch;
   __shared__ float uppers[kSortCap];
+  __shared__ Select sel;
   const int r = static_cast<int>(blockIdx.x);
   const int k = running.k;
   const int dims = in.dims;
@@ -219,11 +243,9 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   };
   float tau = infinity();
   if (!whole_row && n >= k && n <= kSortCap) {
-    int padded = 1;
-    while (padded < n) padded <<= 1;
-    for (int j = static_cast<int>(threadIdx.x); j < padded; j += kThreads) uppers[j] = j < n ? ends(j).upper : infinity();
-    sort_floats(uppers, padded);
-    tau = uppers[k - 1];
+    for (int j = static_cast<int>(threadIdx.x); j < n; j += kThreads) uppers[j] = ends(j).upper;
+    __syncthreads();
+    tau = select_upper(uppers, n, k, sel);
   }
   for (int b0 = 0; b0 < n; b0 += kBatch) {
     if (threadIdx.x == 0) batch.count = 0;

@@ -28,6 +28,20 @@
 //    absolute term covering flushed products and subnormal FP32 results.
 // The method keeps, per query, every pair whose lower bound D~ - E is at most the k-th
 // smallest upper bound D~ + E (both rounded outward), and finishes those exactly.
+//
+// The screen. The filter first tests each pair with one FMA, x = fl(tn - 2 ip~), and
+// works out the pair's bracket only where x <= L(B): a pair with x > L(B) has its lower
+// end above the threshold B. With M = qn + N (N the chunk's largest tn, so qn + tn <= M)
+// and 2 |ip~| <= (1 + e_t)(Q + T)(1 + 2u) <= 1.01 M (e_t < 0.01 up to d = 8192, the
+// method's widest rows):
+//  * x >= (tn - 2 ip~) - 2.01 u M, and S >= qn + tn - u M;
+//  * D~ = fl(S - 2 ip~) >= qn + tn - 2 ip~ - u M - 2.02 u M >= qn + x - 5.03 u M;
+//  * e = fma_ru(S, c, f) <= (M (1 + u) c + f)(1 + 2u) =: e_max, and
+//    lower = rd(D~ - e) >= D~ - e - 2u (2.02 M + e_max) >= qn + x - e_max (1 + 2u) - 9.07 u M.
+// So x > B - qn + e_max (1 + 2u) + 9.07 u M implies lower > B. L(B) adds slack for the
+// FP64 arithmetic that forms it (32 u M in place of 9.07 u M, 2^-50 |B|, 2 f) and is
+// rounded up to a float; a NaN x passes. No screen (L = +inf) for an infinite or NaN B
+// or for norms near FP32's range.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -53,6 +67,17 @@ HB_KNN_HD inline double tensor_error_floor(int dims) { return (2.0 * dims + 16.0
 HB_KNN_HD inline float tensor_error_scale_f(int dims) {
   const double c = tensor_error_scale(dims) * (1.0 + 0x1p-20);
   return static_cast<float>(c);  // rounded to nearest: within 2^-24 c, so still >= the scale
+}
+
+// L(B) of the screen above, in FP64: the caller rounds it up to a float.
+HB_KNN_HD inline double tensor_screen_limit(float bound, float qn, float largest_norm, int dims) {
+  const double inf = __builtin_huge_val();
+  const double m = static_cast<double>(qn) + static_cast<double>(largest_norm);
+  const double b = bound;
+  if (!(b < inf) || !(m <= 1e37)) return inf;  // NaN too
+  const double u = 0x1p-24, f = tensor_error_floor(dims);
+  const double e_max = (m * (1.0 + u) * tensor_error_scale_f(dims) + f) * (1.0 + 2.0 * u);
+  return b - static_cast<double>(qn) + e_max * (1.0 + 2.0 * u) + 32.0 * u * m + 0x1p-50 * (b < 0 ? -b : b) + 2.0 * f;
 }
 
 // Usable only where d u_a stays well below 1 (the bound is meaningless beyond).

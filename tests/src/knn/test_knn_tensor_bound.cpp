@@ -138,6 +138,69 @@ TEST(TensorBound, HoldsOnAdversarialData) {
   }
 }
 
+float round_up(double x) {
+  float r = static_cast<float>(x);
+  if (static_cast<double>(r) < x) r = std::nextafter(r, INFINITY);
+  return r;
+}
+float round_down(double x) {
+  float r = static_cast<float>(x);
+  if (static_cast<double>(r) > x) r = std::nextafter(r, -INFINITY);
+  return r;
+}
+
+// The filter's screen (tensor_bound.hpp): for every pair, x = fl(tn - 2 ip~) is at most
+// L(lower), where lower is the bracket's lower end as tensor.cu rounds it; so a pair
+// that the screen rules out (x > L(B)) has lower > B for every threshold B. Returns the
+// largest x - L(lower) in units of u M (u = 2^-24, M = qn + the largest tn).
+double worst_screen_excess(const Rows& rows) {
+  const int dims = static_cast<int>(rows.front().size());
+  const float scale = tensor_error_scale_f(dims);
+  const double floor = tensor_error_floor(dims);
+  float largest = 0.0f;
+  for (const auto& row : rows) largest = std::max(largest, norm_of(row));
+  double worst = -INFINITY;
+  for (const auto& q : rows)
+    for (const auto& t : rows) {
+      const float qn = norm_of(q), tn = norm_of(t);
+      for (const bool truncate : {false, true})
+        for (const bool reverse : {false, true}) {
+          const float ip = tensor_inner_product(q, t, truncate, reverse);
+          const float s = qn + tn;
+          const float approx = s - 2.0f * ip;
+          const float e = round_up(static_cast<double>(s) * scale + floor);
+          const float lower = round_down(static_cast<double>(approx) - e);
+          const float x = std::fma(-2.0f, ip, tn);
+          const float limit = round_up(tensor_screen_limit(lower, qn, largest, dims));
+          worst = std::max(worst, (static_cast<double>(x) - limit) / (0x1p-24 * (static_cast<double>(qn) + largest)));
+        }
+    }
+  return worst;
+}
+
+TEST(TensorBound, ScreenNeverRulesOutAPairWithinTheThreshold) {
+  for (const int dims : {32, 224, 1000}) {
+    const auto seed = static_cast<std::uint32_t>(dims) + 100;
+    EXPECT_LE(worst_screen_excess(random_rows(24, dims, 1e4, 1.0, seed)), 0.0) << "far, dims " << dims;
+    EXPECT_LE(worst_screen_excess(random_rows(24, dims, 0.0, 1.0, seed + 1)), 0.0) << "uniform, dims " << dims;
+    EXPECT_LE(worst_screen_excess(random_rows(24, dims, 0.0, 3e5, seed + 2)), 0.0) << "wide, dims " << dims;
+    auto mixed = random_rows(12, dims, 0.0, 1e-3, seed + 3);
+    const auto large = random_rows(12, dims, 2e3, 10.0, seed + 4);
+    mixed.insert(mixed.end(), large.begin(), large.end());
+    EXPECT_LE(worst_screen_excess(mixed), 0.0) << "mixed, dims " << dims;
+  }
+  // No screen for an unbounded threshold or norms near FP32's range.
+  EXPECT_EQ(tensor_screen_limit(INFINITY, 1.0f, 1.0f, 224), INFINITY);
+  EXPECT_EQ(tensor_screen_limit(NAN, 1.0f, 1.0f, 224), INFINITY);
+  EXPECT_EQ(tensor_screen_limit(1.0f, 1e38f, 1e38f, 224), INFINITY);
+}
+
+// The screen is tight: for the pair of the largest norm its slack over the bracket is a
+// few dozen units in the last place of qn + tn.
+TEST(TensorBound, ScreenIsWithinAFewDozenUlpsOfTheBracket) {
+  EXPECT_GT(worst_screen_excess(random_rows(16, 224, 0.5, 0.5, 11)), -64.0);
+}
+
 // The bound is not vacuous: on data near the origin the emulated error reaches a
 // visible share of it (so a looser model would show up here as a larger margin).
 TEST(TensorBound, IsWithinAFewTimesTheEmulatedError) {
