@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -126,6 +127,28 @@ TEST(WorkerPool, RunsEveryPieceOnceWhenCallsOverlapAndNest) {
   run_pieces(1, [&](unsigned) { ++ran; });
   run_pieces(0, [&](unsigned) { ++ran; });
   EXPECT_EQ(ran, 1);
+}
+
+// A piece that throws (the caller's or a worker's) reaches the caller once every other
+// piece has run, and the pool serves the next call.
+TEST(WorkerPool, APieceThatThrowsReachesTheCallerAfterTheOthersRan) {
+  for (const unsigned thrower : {0u, 3u}) {
+    std::vector<int> hits(6, 0);
+    EXPECT_THROW(run_pieces(6,
+                            [&](unsigned p) {
+                              ++hits[p];
+                              if (p == thrower) throw std::runtime_error("piece failed");
+                            }),
+                 std::runtime_error);
+    EXPECT_TRUE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; })) << thrower;
+  }
+  int ran = 0;
+  std::mutex lock;
+  run_pieces(4, [&](unsigned) {
+    const std::lock_guard guard(lock);
+    ++ran;
+  });
+  EXPECT_EQ(ran, 4);
 }
 
 }  // namespace
