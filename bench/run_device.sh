@@ -43,11 +43,13 @@ dist_scene() {
 archive_flightlines() {
   dir=$work/archive; mkdir -p "$dir"
   local i name
+  # Made eight at a time: one synth is one writer, and a host of many cores writes 32 of
+  # them in a fraction of the device call that way.
   for i in $(seq 1 "$1"); do
     printf -v name 'line%02d' "$i"
-    [[ -f $dir/$name.img ]] || "$bin/hyperbatch" -q synth -o "$dir/$name.hdr" --lines 16384 --samples 677 --bands 224 \
-      --classes 8 --seed "$i" --fill-border 0.1 > /dev/null
-  done
+    [[ -f $dir/$name.img ]] || echo "$i $dir/$name.hdr"
+  done | xargs -r -P 8 -L 1 sh -c '"$0" -q synth -o "$2" --lines 16384 --samples 677 --bands 224 \
+      --classes 8 --seed "$1" --fill-border 0.1 > /dev/null' "$bin/hyperbatch"
 }
 
 log "machine: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';') / $(nproc) cores"
