@@ -17,6 +17,7 @@
 #include "src/base/parallel_for.hpp"
 #include "src/base/worker_pool.hpp"
 #include "io/posix_file.hpp"
+#include "io/tile_reader.hpp"
 #include "io/write_behind.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -92,6 +93,47 @@ TEST(WriteBehind, BackgroundAndForegroundWritesReadBackEqual) {
   round_trip(true, dir.file("behind.hdr"));
   round_trip(false, dir.file("inline.hdr"));
   round_trip(true, dir.file("behind.h5"));
+}
+
+// Tiles read ahead on the reader's thread (1 MiB and more) each hold their rows when
+// returned, while the next one is being read into the other buffer.
+TEST(TileReader, EveryTileHoldsItsRowsWhileTheNextIsReadAhead) {
+  const test::ScratchDir dir("hb_threaded_io");
+  const auto path = dir.file("tiles.hdr");
+  CubeInfo info;
+  info.shape = {64, 512, 256};  // a row of 512 KiB: tiles of 4 rows are read ahead
+  info.type = DataType::f32;
+  const auto row_floats = static_cast<std::size_t>(512 * 256);
+  {
+    auto writer = create_cube(path, info);
+    ASSERT_TRUE(writer.ok()) << writer.error().line();
+    std::vector<float> rows(row_floats * 64);
+    std::iota(rows.begin(), rows.end(), 0.0f);
+    ASSERT_TRUE((*writer)->write_rows({0, 64}, std::as_bytes(std::span<const float>(rows))).ok());
+    ASSERT_TRUE((*writer)->commit().ok());
+  }
+  auto cube = open_cube(path);
+  ASSERT_TRUE(cube.ok()) << cube.error().line();
+  std::vector<RowRange> tiles;
+  for (std::int64_t r = 0; r < 64; r += 4) tiles.push_back({r, r + 4});
+  TileReader reader(**cube, tiles, 0);
+  std::size_t got = 0;
+  const auto holds = [&](const Tile& tile, RowRange rows) {
+    if (tile.held() != rows) return false;
+    const auto floats = std::span(reinterpret_cast<const float*>(tile.bytes().data()), tile.bytes().size() / 4);
+    const auto first = static_cast<float>(static_cast<std::size_t>(rows.begin) * row_floats);
+    for (std::size_t i = 0; i < floats.size(); ++i)
+      if (floats[i] != first + static_cast<float>(i)) return false;
+    return true;
+  };
+  for (;;) {
+    auto tile = reader.next();
+    ASSERT_TRUE(tile.ok()) << tile.error().line();
+    if (*tile == nullptr) break;
+    ASSERT_TRUE(holds(**tile, tiles[got])) << "tile " << got;
+    ++got;
+  }
+  EXPECT_EQ(got, tiles.size());
 }
 
 TEST(ParallelFor, CoversEveryIndexOnceInRangesOfAtLeastTheMinimum) {
