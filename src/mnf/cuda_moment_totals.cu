@@ -2,6 +2,7 @@
 // folded into device-side totals, one per host Moments, in the order a host fold would
 // add them; finish_moments() brings them home.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "kernels/mnf/syrk.cuh"
@@ -98,25 +99,42 @@ Result<MnfTileOps::Totals*> MnfTileOps::totals_for(mnf::Moments& host) {
   return totals_.back().get();
 }
 
+// Every totals' count, sums and cross products are copied home on the kernels' stream
+// into one pinned buffer and waited for once (a synchronous copy each cost about as much
+// as the kernels they waited for).
 Status MnfTileOps::finish_moments() {
   cudaSetDevice(device_);
   resident_[0] = resident_[1] = {};  // the reader's buffers are about to be freed or reused
   if (totals_.empty()) return {};
   const Stopwatch waiting;
+  // Each totals' place at home: the count's 8 bytes, then its sums and cross products.
+  std::vector<std::size_t> at{0};
+  for (const auto& t : totals_) at.push_back(at.back() + 1 + t->host->sum.size() + t->host->cross.size());
+  HB_TRY(check(moments_home_.reserve(at.back() * sizeof(double)), "moments"));
+  const auto copy_home = [&](double* to, const DeviceBuffer& from, std::size_t doubles) {
+    return check(cudaMemcpyAsync(to, from.as<void>(), doubles * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+                 "copy moments home");
+  };
+  for (std::size_t i = 0; i < totals_.size(); ++i) {
+    const Totals& t = *totals_[i];
+    const std::size_t nb = t.host->sum.size();
+    double* home = moments_home_.as<double>() + at[i];
+    HB_TRY(copy_home(home, t.count, 1));
+    HB_TRY(copy_home(home + 1, t.sum, nb));
+    HB_TRY(copy_home(home + 1 + nb, t.cross, nb * nb));
+  }
   HB_TRY(check(cudaStreamSynchronize(stream_), "statistics"));
-  for (const auto& t : totals_) {
-    mnf::Moments& host = *t->host;
+  for (std::size_t i = 0; i < totals_.size(); ++i) {
+    mnf::Moments& host = *totals_[i]->host;
+    const std::size_t nb = host.sum.size();
+    const double* home = moments_home_.as<double>() + at[i];
     unsigned long long count = 0;
-    host_cross_.resize(host.cross.size());
-    HB_TRY(check(cudaMemcpy(&count, t->count.as<void>(), sizeof(count), cudaMemcpyDeviceToHost), "copy"));
-    HB_TRY(check(cudaMemcpy(host.sum.data(), t->sum.as<void>(), host.sum.size() * sizeof(double),
-                            cudaMemcpyDeviceToHost), "copy"));
-    HB_TRY(check(cudaMemcpy(host_cross_.data(), t->cross.as<void>(), host_cross_.size() * sizeof(double),
-                            cudaMemcpyDeviceToHost), "copy"));
+    std::memcpy(&count, home, sizeof(count));
     host.count = static_cast<std::int64_t>(count);
-    const auto nb = static_cast<std::size_t>(host.bands());
-    for (std::size_t i = 0; i < nb; ++i)
-      for (std::size_t j = i; j < nb; ++j) host.cross[i * nb + j] = host_cross_[i * nb + j];
+    std::copy_n(home + 1, nb, host.sum.begin());
+    const double* cross = home + 1 + nb;
+    for (std::size_t r = 0; r < nb; ++r)  // the upper triangle, as the fold adds it
+      std::copy(cross + r * nb + r, cross + (r + 1) * nb, host.cross.begin() + static_cast<std::ptrdiff_t>(r * nb + r));
   }
   for (auto& t : totals_) spare_.push_back(std::move(t));
   totals_.clear();

@@ -122,7 +122,7 @@ class MnfTileOps final : public mnf::TileOps {
   std::vector<std::unique_ptr<Totals>> totals_;
   std::vector<std::unique_ptr<Totals>> spare_;  // finished totals whose buffers are reused
   std::vector<double> map_on_device_;  // what map_ holds: matrix, centre, offset
-  std::vector<double> host_cross_;
+  PinnedBuffer moments_home_;  // the totals copied home by finish_moments, all at once
   std::vector<double> shift_on_device_;  // what shift_ holds
   HostWaits waits_;
 
