@@ -25,14 +25,15 @@ std::string os_error(const char* what) {
   return std::string(what) + ": " + cause;
 }
 
-// Pieces of at least 2 MiB, at most 8 threads: enough to saturate a page-cache copy on
-// a GPU host without oversubscribing small machines.
+// Pieces of at least 2 MiB, at most 16 threads (never more than the rank's share of the
+// host's cores): a statistics tile of 38 MB read by 16 of the worker pool's threads let a
+// flightline's pass run 10-15 % faster on one GPU than with 8 (docs/PERFORMANCE.md).
 constexpr std::size_t kParallelPieceBytes = std::size_t{2} << 20;
 constexpr std::size_t kWritebackBytes = std::size_t{256} << 10;
 
 unsigned read_threads_for(std::size_t bytes) {
   const auto cores = static_cast<unsigned>(host_threads());
-  const auto pieces = static_cast<unsigned>(std::min<std::size_t>(bytes / kParallelPieceBytes, 8));
+  const auto pieces = static_cast<unsigned>(std::min<std::size_t>(bytes / kParallelPieceBytes, 16));
   return std::max(1u, std::min(pieces, cores));
 }
 
