@@ -1,13 +1,20 @@
 // The floor of moving a scene file from the page cache to one GPU, by each way a rank
 // could: how much of a rank's statistics pass is the host's own copying, and whether a
 // path without it scales when every GPU of a host reads at once.
-//   bench_file_to_device FILE [--chunk-mb N] [--method NAME] [--threads N] [--start-at EPOCH_SECONDS]
+//   bench_file_to_device FILE [--chunk-mb N] [--piece-kb N] [--method NAME] [--threads N]
+//                        [--start-at EPOCH_SECONDS]
 // Methods (each moves the whole file in chunks, two in flight; default all, in order):
 //   pread      pread into one of two pinned buffers while the other's copy runs: what
 //              io::TileReader and the GPU passes do (page cache -> pinned -> DMA);
 //              --threads N splits each chunk's read between N threads, as
 //              io::PosixFile::read_at does (up to 8, pieces of at least 2 MiB)
 //   pread-host the same reads, no copy to the GPU: the host's part alone
+//   cached     --threads N threads, each moving its share of the file through four pinned
+//              pieces of --piece-kb KiB (default 256) that stay in its core's cache: each
+//              piece is read, then copied by DMA into the file's place in one device
+//              buffer of the file's size, while the thread reads the next; the page cache
+//              is read once and nothing large is written in host memory
+//   cached-host the same reads, no copy to the GPU
 //   register   the file mapped, each chunk pinned in place (cudaHostRegister, read-only)
 //              and copied by DMA straight from the page cache: no host copy, a pinning
 //   pageable   cudaMemcpyAsync from the mapping unpinned: the driver stages it
@@ -110,6 +117,55 @@ Moved by_pread(const File& file, std::size_t chunk, unsigned threads, bool to_de
   return moved;
 }
 
+// One thread's share [begin, end) of the file through `kPieces` small pinned buffers.
+constexpr int kPieces = 4;
+void move_share_cached(const File& file, std::size_t begin, std::size_t end, std::size_t piece, char* device) {
+  cudaStream_t stream{};
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t done[kPieces];
+  char* pinned[kPieces];
+  for (int s = 0; s < kPieces; ++s) {
+    CHECK_CUDA(cudaEventCreateWithFlags(&done[s], cudaEventDisableTiming));
+    CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&pinned[s]), piece));
+  }
+  for (std::size_t at = begin, i = 0; at < end; at += piece, ++i) {
+    const auto s = i % kPieces;
+    const std::size_t bytes = std::min(piece, end - at);
+    if (i >= kPieces) CHECK_CUDA(cudaEventSynchronize(done[s]));
+    read_fully(file.fd, pinned[s], bytes, at);
+    if (device != nullptr)
+      CHECK_CUDA(cudaMemcpyAsync(device + at, pinned[s], bytes, cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaEventRecord(done[s], stream));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  for (int s = 0; s < kPieces; ++s) {
+    CHECK_CUDA(cudaEventDestroy(done[s]));
+    CHECK_CUDA(cudaFreeHost(pinned[s]));
+  }
+  CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+Moved by_cached_pieces(const File& file, std::size_t piece, unsigned threads, bool to_device) {
+  char* device = nullptr;
+  if (to_device) CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&device), file.size));
+  // Shares in whole pieces, so that only the last piece of the file is short.
+  const std::size_t pieces = (file.size + piece - 1) / piece;
+  const std::size_t each = (pieces + threads - 1) / threads * piece;
+  int gpu = 0;
+  CHECK_CUDA(cudaGetDevice(&gpu));
+  const auto t0 = Clock::now();
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads && each * t < file.size; ++t)
+    workers.emplace_back([&, t] {
+      CHECK_CUDA(cudaSetDevice(gpu));
+      move_share_cached(file, each * t, std::min(file.size, each * (t + 1)), piece, device);
+    });
+  for (auto& w : workers) w.join();
+  const Moved moved{seconds_since(t0), 0};
+  if (device != nullptr) CHECK_CUDA(cudaFree(device));
+  return moved;
+}
+
 Moved from_mapping(const File& file, std::size_t chunk, bool pin) {
   auto* base = static_cast<char*>(::mmap(nullptr, file.size, PROT_READ, MAP_SHARED, file.fd, 0));
   if (base == MAP_FAILED) {
@@ -156,19 +212,22 @@ void wait_until(double epoch_seconds) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--method pread|pread-host|register|pageable] "
-                         "[--threads N] [--start-at EPOCH_SECONDS]\n");
+    std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--piece-kb N] "
+                         "[--method pread|pread-host|cached|cached-host|register|pageable] [--threads N] "
+                         "[--start-at EPOCH_SECONDS]\n");
     return 2;
   }
   std::size_t chunk_mb = 64;
   std::string only;
   double start_at = 0;
   unsigned threads = 1;
+  std::size_t piece_kb = 256;
   for (int a = 2; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
     if (flag == "--chunk-mb") chunk_mb = std::strtoull(argv[a + 1], nullptr, 10);
     else if (flag == "--method") only = argv[a + 1];
     else if (flag == "--start-at") start_at = std::strtod(argv[a + 1], nullptr);
+    else if (flag == "--piece-kb") piece_kb = std::max<std::size_t>(4, std::strtoull(argv[a + 1], nullptr, 10));
     else if (flag == "--threads") threads = std::max(1u, static_cast<unsigned>(std::strtoul(argv[a + 1], nullptr, 10)));
   }
   File file;
@@ -182,16 +241,19 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(nullptr));  // CUDA's start, before the common start time
   const std::size_t chunk = chunk_mb << 20;
   wait_until(start_at);
-  for (const std::string method : {"pread", "pread-host", "register", "pageable"}) {
+  for (const std::string method : {"pread", "pread-host", "cached", "cached-host", "register", "pageable"}) {
     if (!only.empty() && method != only) continue;
-    const Moved moved = method == "pread"        ? by_pread(file, chunk, threads, true)
-                        : method == "pread-host" ? by_pread(file, chunk, threads, false)
-                        : method == "register"   ? from_mapping(file, chunk, true)
-                                                 : from_mapping(file, chunk, false);
-    std::printf("%-10s %2u threads, %6.2f GB in %3zu MB chunks: %7.3f s %7.2f GB/s, pinning %6.3f s\n",
-                method.c_str(), method.starts_with("pread") ? threads : 1u, static_cast<double>(file.size) / 1e9,
-                chunk_mb, moved.seconds,
-                static_cast<double>(file.size) / 1e9 / moved.seconds, moved.pinning);
+    const bool cached = method.starts_with("cached");
+    const Moved moved = method == "pread"         ? by_pread(file, chunk, threads, true)
+                        : method == "pread-host"  ? by_pread(file, chunk, threads, false)
+                        : method == "cached"      ? by_cached_pieces(file, piece_kb << 10, threads, true)
+                        : method == "cached-host" ? by_cached_pieces(file, piece_kb << 10, threads, false)
+                        : method == "register"    ? from_mapping(file, chunk, true)
+                                                  : from_mapping(file, chunk, false);
+    const std::string unit = cached ? std::to_string(piece_kb) + " KB pieces" : std::to_string(chunk_mb) + " MB chunks";
+    std::printf("%-11s %2u threads, %6.2f GB in %14s: %7.3f s %7.2f GB/s, pinning %6.3f s\n", method.c_str(),
+                method.starts_with("pread") || cached ? threads : 1u, static_cast<double>(file.size) / 1e9,
+                unit.c_str(), moved.seconds, static_cast<double>(file.size) / 1e9 / moved.seconds, moved.pinning);
   }
   ::close(file.fd);
   return 0;
