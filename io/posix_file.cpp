@@ -26,8 +26,9 @@ std::string os_error(const char* what) {
 }
 
 // Pieces of at least 2 MiB, at most 16 threads (never more than the rank's share of the
-// host's cores): a statistics tile of 38 MB read by 16 of the worker pool's threads let a
-// flightline's pass run 10-15 % faster on one GPU than with 8 (docs/PERFORMANCE.md).
+// host's cores): with 16 of the worker pool's threads on a 38 MB statistics tile, the
+// `mnf` command's pass over a flightline ran 10-15 % faster on one GPU than with 8, and
+// as fast inside `hyperbatch run` (docs/PERFORMANCE.md).
 constexpr std::size_t kParallelPieceBytes = std::size_t{2} << 20;
 constexpr std::size_t kWritebackBytes = std::size_t{256} << 10;
 
