@@ -3,11 +3,12 @@
 // path without it scales when every GPU of a host reads at once.
 //   bench_file_to_device FILE [--chunk-mb N] [--piece-kb N] [--method NAME] [--threads N]
 //                        [--start-at EPOCH_SECONDS]
-// Methods (each moves the whole file in chunks, two in flight; default all, in order):
+// Methods (each moves the whole file, in chunks two in flight or in pieces; default all,
+// in order):
 //   pread      pread into one of two pinned buffers while the other's copy runs: what
 //              io::TileReader and the GPU passes do (page cache -> pinned -> DMA);
 //              --threads N splits each chunk's read between N threads, as
-//              io::PosixFile::read_at does (up to 8, pieces of at least 2 MiB)
+//              io::PosixFile::read_at does (up to 16, pieces of at least 2 MiB)
 //   pread-host the same reads, no copy to the GPU: the host's part alone
 //   cached     --threads N threads, each moving its share of the file through four pinned
 //              pieces of --piece-kb KiB (default 256) that stay in its core's cache: each

@@ -100,8 +100,8 @@ Result<MnfTileOps::Totals*> MnfTileOps::totals_for(mnf::Moments& host) {
 }
 
 // Every totals' count, sums and cross products are copied home on the kernels' stream
-// into one pinned buffer and waited for once (a synchronous copy each cost about as much
-// as the kernels they waited for).
+// into one pinned buffer and waited for once, instead of a synchronous round trip for
+// each (docs/PERFORMANCE.md, "Scene bytes to the GPU").
 Status MnfTileOps::finish_moments() {
   cudaSetDevice(device_);
   resident_[0] = resident_[1] = {};  // the reader's buffers are about to be freed or reused
