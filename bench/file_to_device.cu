@@ -10,6 +10,9 @@
 //              --threads N splits each chunk's read between N threads, as
 //              io::PosixFile::read_at does (up to 16, pieces of at least 2 MiB)
 //   pread-host the same reads, no copy to the GPU: the host's part alone
+//   early      as pread, but each reader copies every piece of --piece-kb KiB to the GPU
+//              right after reading it (the large buffer is still written; the DMA reads
+//              the piece from cache instead of memory)
 //   cached     --threads N threads, each moving its share of the file through four pinned
 //              pieces of --piece-kb KiB (default 256) that stay in its core's cache: each
 //              piece is read, then copied by DMA into the file's place in one device
@@ -118,6 +121,58 @@ Moved by_pread(const File& file, std::size_t chunk, unsigned threads, bool to_de
   return moved;
 }
 
+// A chunk's bytes [begin, end) read into `into` in pieces, each copied to the same offset
+// of `device` on `stream` right after its read, while it is still in this core's cache.
+void read_copying_early(int fd, char* into, char* device, std::size_t begin, std::size_t end, std::size_t at,
+                        std::size_t piece, cudaStream_t stream) {
+  for (std::size_t from = begin; from < end; from += piece) {
+    const std::size_t n = std::min(piece, end - from);
+    read_fully(fd, into + from, n, at + from);
+    CHECK_CUDA(cudaMemcpyAsync(device + from, into + from, n, cudaMemcpyHostToDevice, stream));
+  }
+}
+
+// As by_pread, but each reader copies its pieces to the GPU as it reads them, on a
+// stream of its own; a slot is free again once every reader's copies into it are done.
+Moved by_pread_early(const File& file, std::size_t chunk, unsigned threads, std::size_t piece) {
+  Slots slots(chunk);
+  char* pinned[2];
+  for (auto& p : pinned) CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&p), chunk));
+  std::vector<cudaStream_t> streams(threads);
+  std::vector<cudaEvent_t> done[2];
+  for (auto& stream : streams) CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (auto& events : done) {
+    events.resize(threads);
+    for (auto& e : events) CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  int gpu = 0;
+  CHECK_CUDA(cudaGetDevice(&gpu));
+  const auto t0 = Clock::now();
+  for (std::size_t at = 0, i = 0; at < file.size; at += chunk, ++i) {
+    const auto s = i % 2;
+    const std::size_t bytes = std::min(chunk, file.size - at);
+    if (i >= 2)
+      for (auto e : done[s]) CHECK_CUDA(cudaEventSynchronize(e));
+    const std::size_t share = (bytes + threads - 1) / threads;
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads && share * t < bytes; ++t)
+      workers.emplace_back([&, s, t, at] {
+        CHECK_CUDA(cudaSetDevice(gpu));
+        read_copying_early(file.fd, pinned[s], static_cast<char*>(slots.device[s]), share * t,
+                           std::min(bytes, share * (t + 1)), at, piece, streams[t]);
+        CHECK_CUDA(cudaEventRecord(done[s][t], streams[t]));
+      });
+    for (auto& w : workers) w.join();
+  }
+  for (auto stream : streams) CHECK_CUDA(cudaStreamSynchronize(stream));
+  const Moved moved{seconds_since(t0), 0};
+  for (auto& events : done)
+    for (auto e : events) CHECK_CUDA(cudaEventDestroy(e));
+  for (auto stream : streams) CHECK_CUDA(cudaStreamDestroy(stream));
+  for (auto* p : pinned) CHECK_CUDA(cudaFreeHost(p));
+  return moved;
+}
+
 // One thread's share [begin, end) of the file through `kPieces` small pinned buffers.
 constexpr int kPieces = 4;
 void move_share_cached(const File& file, std::size_t begin, std::size_t end, std::size_t piece, char* device) {
@@ -214,7 +269,7 @@ void wait_until(double epoch_seconds) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: bench_file_to_device FILE [--chunk-mb N] [--piece-kb N] "
-                         "[--method pread|pread-host|cached|cached-host|register|pageable] [--threads N] "
+                         "[--method pread|pread-host|early|cached|cached-host|register|pageable] [--threads N] "
                          "[--start-at EPOCH_SECONDS]\n");
     return 2;
   }
@@ -242,18 +297,23 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaFree(nullptr));  // CUDA's start, before the common start time
   const std::size_t chunk = chunk_mb << 20;
   wait_until(start_at);
-  for (const std::string method : {"pread", "pread-host", "cached", "cached-host", "register", "pageable"}) {
+  for (const std::string method : {"pread", "pread-host", "early", "cached", "cached-host", "register", "pageable"}) {
     if (!only.empty() && method != only) continue;
     const bool cached = method.starts_with("cached");
     const Moved moved = method == "pread"         ? by_pread(file, chunk, threads, true)
+                        : method == "early"       ? by_pread_early(file, chunk, threads, piece_kb << 10)
                         : method == "pread-host"  ? by_pread(file, chunk, threads, false)
                         : method == "cached"      ? by_cached_pieces(file, piece_kb << 10, threads, true)
                         : method == "cached-host" ? by_cached_pieces(file, piece_kb << 10, threads, false)
                         : method == "register"    ? from_mapping(file, chunk, true)
                                                   : from_mapping(file, chunk, false);
-    const std::string unit = cached ? std::to_string(piece_kb) + " KB pieces" : std::to_string(chunk_mb) + " MB chunks";
+    const std::string unit = cached ? std::to_string(piece_kb) + " KB pieces"
+                             : method == "early"
+                                 ? std::to_string(chunk_mb) + " MB / " + std::to_string(piece_kb) + " KB"
+                                 : std::to_string(chunk_mb) + " MB chunks";
+    const bool threaded = method.starts_with("pread") || method == "early" || cached;
     std::printf("%-11s %2u threads, %6.2f GB in %14s: %7.3f s %7.2f GB/s, pinning %6.3f s\n", method.c_str(),
-                method.starts_with("pread") || cached ? threads : 1u, static_cast<double>(file.size) / 1e9,
+                threaded ? threads : 1u, static_cast<double>(file.size) / 1e9,
                 unit.c_str(), moved.seconds, static_cast<double>(file.size) / 1e9 / moved.seconds, moved.pinning);
   }
   ::close(file.fd);

@@ -8,7 +8,7 @@ gpus=$(nvidia-smi -L | wc -l)
 archive_flightlines "$gpus"
 for i in $(seq 1 "$gpus"); do printf -v name 'line%02d' "$i"; cat "$dir/$name.img" > /dev/null; done
 # HB_FILE_FLOOR_RUNS: "METHOD CHUNK_MB THREADS [PIECE_KB]" (threads: pread's readers a
-# chunk, or the cached methods' threads; PIECE_KB: the cached methods' pieces).
+# chunk, or the early and cached methods' threads; PIECE_KB: their pieces).
 runs=${HB_FILE_FLOOR_RUNS:-"pread 64 1|pread 64 8|register 64 1|register 16 1|pageable 64 1"}
 IFS='|' read -ra run_list <<< "$runs"
 for run in "${run_list[@]}"; do
