@@ -1,7 +1,7 @@
 // Threads that live as long as the process and run the pieces of parallel host work
 // (reads split over threads, data-parallel loops), so that a tile's work starts no
-// thread. The statistics pass reads a 38 MB tile in 8 pieces every 2-3 ms: with its
-// readers started for each tile, a 5 GB flightline's pass took 0.36-0.42 s, with them
+// thread. The statistics pass reads a 38 MB tile in up to 16 pieces every 2-3 ms: with
+// 8 readers started for each tile, a 5 GB flightline's pass took 0.36-0.42 s, with them
 // kept here 0.28-0.32 s (docs/PERFORMANCE.md, "Scene bytes to the GPU").
 #pragma once
 
