@@ -53,11 +53,16 @@ float to_tf32(float x, bool truncate) {
   return out;
 }
 
-float toward_zero(double x) {
+// x rounded to a float in the direction of `toward`: 0 (toward zero), +inf (up), -inf (down).
+float rounded_toward(double x, float toward) {
   float r = static_cast<float>(x);
-  if (std::fabs(static_cast<double>(r)) > std::fabs(x)) r = std::nextafter(r, 0.0f);
+  const double rd = static_cast<double>(r);
+  if ((toward > x && rd < x) || (toward < x && rd > x)) r = std::nextafter(r, toward);
   return r;
 }
+float toward_zero(double x) { return rounded_toward(x, 0.0f); }
+float round_up(double x) { return rounded_toward(x, INFINITY); }
+float round_down(double x) { return rounded_toward(x, -INFINITY); }
 
 // A tensor core's inner product as modelled: blocks of 8 exact products added to the
 // accumulator at once and truncated; `reverse`: the blocks in reverse band order.
@@ -136,17 +141,6 @@ TEST(TensorBound, HoldsOnAdversarialData) {
     mixed.insert(mixed.end(), large.begin(), large.end());
     EXPECT_LE(worst_ratio(mixed), 1.0) << "mixed, dims " << dims;
   }
-}
-
-float round_up(double x) {
-  float r = static_cast<float>(x);
-  if (static_cast<double>(r) < x) r = std::nextafter(r, INFINITY);
-  return r;
-}
-float round_down(double x) {
-  float r = static_cast<float>(x);
-  if (static_cast<double>(r) > x) r = std::nextafter(r, -INFINITY);
-  return r;
 }
 
 // The filter's screen (tensor_bound.hpp): for every pair, x = fl(tn - 2 ip~) is at most
