@@ -67,24 +67,24 @@ for k in $ks; do
     [[ -x $bin/$cli ]] || continue
     lists=""; [[ " ${HB_KNN_COMMAND_LISTS-10 1024} " == *" $k "* ]] && lists="--neighbors"
     for select in ${HB_KNN_COMMAND_SELECT:-auto}; do
-    for neighbors in "" $lists; do
-      rm -f "$kdir/out.h5"
-      log_file=$out/knn_command_${cli}_${kind}_d${d}_k$k${neighbors:+_lists}_$select.log
-      t0=$(now)
-      timeout 120 "$bin/$cli" -v knn "$kdir/scene.hdr" --train "$kdir/train.h5" -k "$k" -o "$kdir/out.h5" \
-        --backend cuda --select "$select" $neighbors > "$log_file" 2>&1; rc=$?
-      took=$(since $t0)
-      pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
-      pick=$(grep -oE "k-selection (by timed probe )?on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
-      gpu=$(grep -E "knn search on GPU" "$log_file" | grep -oE "[0-9.]+ s searching" | head -1)
-      log "knn command $kind d=$d k=$k $cli --select $select ${neighbors:-class map only}: rc=$rc $took s in all," \
-        "$pass, method ${pick:-$select}, GPU ${gpu:-?}"
-      [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_${k}_$select.h5" 2>/dev/null
-    done
+      for neighbors in "" $lists; do
+        rm -f "$kdir/out.h5"
+        log_file=$out/knn_command_${cli}_${kind}_d${d}_k$k${neighbors:+_lists}_$select.log
+        t0=$(now)
+        timeout 120 "$bin/$cli" -v knn "$kdir/scene.hdr" --train "$kdir/train.h5" -k "$k" -o "$kdir/out.h5" \
+          --backend cuda --select "$select" $neighbors > "$log_file" 2>&1; rc=$?
+        took=$(since $t0)
+        pass=$(grep -oE "classification pass [0-9.]+ s" "$log_file" | head -1)
+        pick=$(grep -oE "k-selection (by timed probe )?on the GPU: [a-z]+" "$log_file" | head -1 | awk '{print $NF}')
+        gpu=$(grep -E "knn search on GPU" "$log_file" | grep -oE "[0-9.]+ s searching" | head -1)
+        log "knn command $kind d=$d k=$k $cli --select $select ${neighbors:-class map only}: rc=$rc $took s in all," \
+          "$pass, method ${pick:-$select}, GPU ${gpu:-?}"
+        [[ -z $neighbors ]] && cp "$kdir/out.h5" "$kdir/out_${cli}_${k}_$select.h5" 2>/dev/null
+      done
     done
   done
   for select in ${HB_KNN_COMMAND_SELECT:-auto}; do
-    [[ -f $kdir/out_hyperbatch_${k}_$select.h5 ]] || continue
+    [[ $select != auto && -f $kdir/out_hyperbatch_${k}_$select.h5 && -f $kdir/out_hyperbatch_${k}_auto.h5 ]] || continue
     same=$(python3 - "$kdir/out_hyperbatch_${k}_$select.h5" "$kdir/out_hyperbatch_${k}_auto.h5" <<'PY' 2>&1
 import sys, h5py, numpy as np
 a, b = (h5py.File(f, "r") for f in sys.argv[1:])
@@ -93,7 +93,7 @@ a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else No
 print("identical" if all(n in b and np.array_equal(a[n][()], b[n][()]) for n in names) else "DIFFER")
 PY
 )
-    [[ $select != auto && -f $kdir/out_hyperbatch_${k}_auto.h5 ]] && log "knn command $kind d=$d k=$k: --select $select class map against auto's: $same"
+    log "knn command $kind d=$d k=$k: --select $select class map against auto's: $same"
   done
   if [[ -f $kdir/out_hyperbatch_base_${k}_auto.h5 ]]; then
     cmp -s "$kdir/out_hyperbatch_${k}_auto.h5" "$kdir/out_hyperbatch_base_${k}_auto.h5" && same=identical || same=DIFFER
