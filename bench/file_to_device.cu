@@ -121,6 +121,18 @@ Moved by_pread(const File& file, std::size_t chunk, unsigned threads, bool to_de
   return moved;
 }
 
+// fn(t) for t in [0, n), each on a thread of its own current on `gpu`; returns when all ran.
+template <class Fn>
+void on_threads(unsigned n, int gpu, const Fn& fn) {
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < n; ++t)
+    workers.emplace_back([&fn, gpu, t] {
+      CHECK_CUDA(cudaSetDevice(gpu));
+      fn(t);
+    });
+  for (auto& w : workers) w.join();
+}
+
 // A chunk's bytes [begin, end) read into `into` in pieces, each copied to the same offset
 // of `device` on `stream` right after its read, while it is still in this core's cache.
 void read_copying_early(int fd, char* into, char* device, std::size_t begin, std::size_t end, std::size_t at,
@@ -154,15 +166,11 @@ Moved by_pread_early(const File& file, std::size_t chunk, unsigned threads, std:
     if (i >= 2)
       for (auto e : done[s]) CHECK_CUDA(cudaEventSynchronize(e));
     const std::size_t share = (bytes + threads - 1) / threads;
-    std::vector<std::thread> workers;
-    for (unsigned t = 0; t < threads && share * t < bytes; ++t)
-      workers.emplace_back([&, s, t, at] {
-        CHECK_CUDA(cudaSetDevice(gpu));
-        read_copying_early(file.fd, pinned[s], static_cast<char*>(slots.device[s]), share * t,
-                           std::min(bytes, share * (t + 1)), at, piece, streams[t]);
-        CHECK_CUDA(cudaEventRecord(done[s][t], streams[t]));
-      });
-    for (auto& w : workers) w.join();
+    on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, (bytes + share - 1) / share)), gpu, [&](unsigned t) {
+      read_copying_early(file.fd, pinned[s], static_cast<char*>(slots.device[s]), share * t,
+                         std::min(bytes, share * (t + 1)), at, piece, streams[t]);
+      CHECK_CUDA(cudaEventRecord(done[s][t], streams[t]));
+    });
   }
   for (auto stream : streams) CHECK_CUDA(cudaStreamSynchronize(stream));
   const Moved moved{seconds_since(t0), 0};
@@ -210,13 +218,9 @@ Moved by_cached_pieces(const File& file, std::size_t piece, unsigned threads, bo
   int gpu = 0;
   CHECK_CUDA(cudaGetDevice(&gpu));
   const auto t0 = Clock::now();
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads && each * t < file.size; ++t)
-    workers.emplace_back([&, t] {
-      CHECK_CUDA(cudaSetDevice(gpu));
-      move_share_cached(file, each * t, std::min(file.size, each * (t + 1)), piece, device);
-    });
-  for (auto& w : workers) w.join();
+  on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, (file.size + each - 1) / each)), gpu, [&](unsigned t) {
+    move_share_cached(file, each * t, std::min(file.size, each * (t + 1)), piece, device);
+  });
   const Moved moved{seconds_since(t0), 0};
   if (device != nullptr) CHECK_CUDA(cudaFree(device));
   return moved;
