@@ -14,10 +14,11 @@
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
 //    them (at least k pairs lie within it) replaces the sampled tau; each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
-//    band order, one FMA a band (cuBLAS SGEMM's rounding: a chain of FMAs from 0), and
-//    is finished by the exact methods' rule (detail::euclidean_distance, FP64 recompute
-//    included); pairs closer than the running k-th are buffered, sorted and merged
-//    into the running list (detail::merge_into), batch by batch.
+//    band order, one FMA a band (cuBLAS SGEMM's rounding: a chain of FMAs from 0), a
+//    thread a pair with its row's loads 8 ahead, and is finished by the exact methods'
+//    rule (detail::euclidean_distance, FP64 recompute included); pairs closer than the
+//    running k-th are buffered, sorted and merged into the running list
+//    (detail::merge_into), batch by batch.
 // Euclidean only; the search runs `fast` for cosine.
 #include <algorithm>
 #include <cmath>
@@ -187,12 +188,37 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
 
 // q . t in FP32, band order, one FMA a band from 0. A thread gathers its row alone: a
 // warp loading 32 rows' bands coalesced into a shared tile for 32 chains at once ran
-// slower at k >= 100 (H200, d = 224, k = 1024: 0.28 against 0.41 M queries/s).
+// slower at k >= 100 (H200, d = 224, k = 1024: 0.28 against 0.41 M queries/s). The
+// row's float4 loads are issued kAhead at a time before their FMAs, so that a chain
+// waits for memory once a batch rather than once a load. Measured with the pairs
+// compacted (Work, below), H200, d = 224, one call: 8 ahead ran 6-14 % faster than 1
+// for k = 10 to 4096; 14 or 28 ahead (more registers, fewer rows resident) no faster
+// than the code before both changes; two or four rows' chains a thread side by side
+// slower (a row's pairs then fill fewer threads). Batches are whole and the last loads
+// go one at a time: every load predicated on the row's end instead took 40 registers
+// for 46 and ran 6-24 % slower than the code before (its own call).
+constexpr int kAhead = 8;
+
 __device__ __forceinline__ float chain_inner_product(const float* q, const float* t, int dims) {
   float acc = 0.0f;
   if ((dims & 3) == 0 && (reinterpret_cast<std::uintptr_t>(t) & 15) == 0) {
     const float4* t4 = reinterpret_cast<const float4*>(t);
-    for (int i = 0; i < dims / 4; ++i) {
+    const int quads = dims / 4;
+    int i = 0;
+    for (; i + kAhead <= quads; i += kAhead) {
+      float4 v[kAhead];
+#pragma unroll
+      for (int a = 0; a < kAhead; ++a) v[a] = __ldg(t4 + i + a);
+#pragma unroll
+      for (int a = 0; a < kAhead; ++a) {
+        const float* qa = q + 4 * (i + a);
+        acc = __fmaf_rn(qa[0], v[a].x, acc);
+        acc = __fmaf_rn(qa[1], v[a].y, acc);
+        acc = __fmaf_rn(qa[2], v[a].z, acc);
+        acc = __fmaf_rn(qa[3], v[a].w, acc);
+      }
+    }
+    for (; i < quads; ++i) {
       const float4 v = __ldg(t4 + i);
       acc = __fmaf_rn(q[4 * i], v.x, acc);
       acc = __fmaf_rn(q[4 * i + 1], v.y, acc);
@@ -211,14 +237,28 @@ struct Batch {
   int count;
 };
 
+// A batch's pairs that the bound cannot rule out, as chunk-local training rows: gathered
+// first, so that all of a block's threads run chains. With one load ahead this alone ran
+// 2-4 % slower at k = 100 and 1024 than a thread per kept pair, idle where its pair is
+// ruled out; with 8 ahead it gives the gains above.
+struct Work {
+  int t[kBatch];
+  int count;
+};
+
 // The kept pairs of row r (all columns where kept[2r + 1]) finished exactly and merged.
 __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld,
                                                                 int col0, std::int64_t first_index, Lists running,
                                                                 Lists scratch, const int* kept) {
   extern __shared__ float query[];
   __shared__ Batch batch;
-  __shared__ float uppers[kSortCap];
+  __shared__ union {  // the upper ends are selected from before any batch's work
+    float uppers[kSortCap];
+    Work work;
+  } room;
   __shared__ Select sel;
+  float* uppers = room.uppers;
+  Work& work = room.work;
   const int r = static_cast<int>(blockIdx.x);
   const int k = running.k;
   const int dims = in.dims;
@@ -248,14 +288,22 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
     tau = select_upper(uppers, n, k, sel);
   }
   for (int b0 = 0; b0 < n; b0 += kBatch) {
-    if (threadIdx.x == 0) batch.count = 0;
-    __syncthreads();  // the query row, the count, and the previous merge are in place
+    if (threadIdx.x == 0) {
+      batch.count = 0;
+      work.count = 0;
+    }
+    __syncthreads();  // the query row, the counts, and the previous merge are in place
     const float bound_d = run_d[k - 1];
     const std::int64_t bound_i = run_i[k - 1];
     const float limit = fminf(tau, bound_d);
     for (int j = b0 + static_cast<int>(threadIdx.x); j < min(n, b0 + kBatch); j += kThreads) {
       if (!whole_row && ends(j).lower > limit) continue;  // k pairs, or the list's k-th, are closer
-      const int t = col0 + (whole_row ? j : columns[2 * j]);
+      work.t[atomicAdd(&work.count, 1)] = col0 + (whole_row ? j : columns[2 * j]);
+    }
+    __syncthreads();
+    const int m = work.count;
+    for (int a = static_cast<int>(threadIdx.x); a < m; a += kThreads) {
+      const int t = work.t[a];
       const float ip = chain_inner_product(query, in.train + static_cast<std::int64_t>(t) * dims, dims);
       const float d = detail::euclidean_distance(in, r, t, ip, qn, in.train_norms[t], refine);
       if (detail::closer(d, first_index + t, bound_d, bound_i)) {
