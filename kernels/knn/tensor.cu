@@ -341,12 +341,13 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
       ld < cols || running.k < 1)
     return cudaErrorInvalidValue;
   tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept);
+  // The query row beside the kernel's 33 KiB of static shared memory passes the default
+  // 48 KiB a block past 3836 bands.
   const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);
-  if (query_bytes > 48 * 1024)
-    if (const cudaError_t e = cudaFuncSetAttribute(tensor_exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(query_bytes));
-        e != cudaSuccess)
-      return e;
+  if (const cudaError_t e = cudaFuncSetAttribute(tensor_exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(query_bytes));
+      e != cudaSuccess)
+    return e;
   tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, slab, cols, ld, col0, first_index, running,
                                                                 scratch, kept);
   return cudaGetLastError();

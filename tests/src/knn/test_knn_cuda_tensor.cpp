@@ -2,8 +2,9 @@
 // of the pairs the bound keeps: kernels/knn/tensor.cu) returns fast's lists bit for bit:
 // uniform real values, clusters, values far from the origin (offset 1e4), near-ties
 // (small integers, hundreds of equal distances) and duplicated rows; k in {1, 10, 100,
-// 1024, 4096}, d in {32, 224}; one chunk and several, one slab and several, both
-// cases of the sampled bound (its check failing makes a row be rescanned whole). And
+// 1024, 4096}, d in {32, 224} and rows of up to 8192 bands; one chunk and several, one
+// slab and several, both cases of the sampled bound (its check failing makes a row be
+// rescanned whole). And
 // the device vote: lists voted on the GPU never take host memory. Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -132,6 +133,27 @@ TEST(TensorSearch, SmallSlabsEqualFast) {
     search_chunks(*fast, queries, 700, train, 32, kTrain, want);
     search_chunks(*tensor, queries, 700, train, 32, kTrain, got);
     EXPECT_EQ(count_differences(got, want, 700, "small slabs"), 0) << "k " << k;
+  }
+}
+
+// Rows up to tensor_max_dims() bands: the exact stage's query row beside its other
+// shared memory passes the default 48 KiB a block. Small integers, whose inner products
+// are exact in any order (a GEMM of this shape may split its sums).
+TEST(TensorSearch, WideRowsEqualFast) {
+  HB_REQUIRE_GPU();
+  for (const int dims : {4000, 8192}) {
+    const auto queries = rows_of(Data::near_ties, 60, dims, 41);
+    const auto train = rows_of(Data::near_ties, 3000, dims, 42);
+    for (const int k : {10, 100}) {
+      auto fast = search_for(SelectMethod::fast);
+      auto tensor = search_for(SelectMethod::tensor);
+      ASSERT_TRUE(fast && tensor);
+      TopK want(60, k), got(60, k);
+      search_chunks(*fast, queries, 60, train, dims, 3000, want);
+      search_chunks(*tensor, queries, 60, train, dims, 3000, got);
+      EXPECT_EQ(tensor->select_method(), SelectMethod::tensor);
+      EXPECT_EQ(count_differences(got, want, 60, "wide rows"), 0) << "d " << dims << " k " << k;
+    }
   }
 }
 
