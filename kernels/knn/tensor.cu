@@ -239,7 +239,7 @@ struct Batch {
 
 // A batch's pairs that the bound cannot rule out, as chunk-local training rows: gathered
 // first, so that all of a block's threads run chains. With one load ahead this alone ran
-// 2-4 % slower at k = 100 and 1024 than a thread per kept pair, idle where its pair is
+// 2-5 % slower at k = 100 and 1024 than a thread per kept pair, idle where its pair is
 // ruled out; with 8 ahead it gives the gains above.
 struct Work {
   int t[kBatch];

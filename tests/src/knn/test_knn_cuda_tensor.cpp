@@ -4,8 +4,8 @@
 // (small integers, hundreds of equal distances) and duplicated rows; k in {1, 10, 100,
 // 1024, 4096}, d in {32, 224} and rows of up to 8192 bands; one chunk and several, one
 // slab and several, both cases of the sampled bound (its check failing makes a row be
-// rescanned whole). And
-// the device vote: lists voted on the GPU never take host memory. Skips without a GPU.
+// rescanned whole). And the device vote: lists voted on the GPU never take host memory.
+// Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
