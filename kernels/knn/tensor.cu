@@ -11,6 +11,9 @@
 //    that pass are bracketed. The kept pairs
 //    (column, D~) are written over the row itself: the write position never passes the
 //    columns read (a row that keeps more than half its columns is rescanned whole).
+//    Where the search hands it a whole-chunk bound that a count proved (the chunk's
+//    sampled k-th upper end, with at least k pairs of the chunk within it:
+//    tensor_sample_bound, tensor_count_within), that bound is tau and nothing is checked.
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
 //    them (at least k pairs lie within it) replaces the sampled tau; each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
@@ -124,10 +127,11 @@ __device__ float sampled_tau(const float* row, const float* train_norms, int col
 // the pairs would not fit (rescan the row whole). Each pair is first screened with one
 // FMA (tensor_bound.hpp); only the few that pass are bracketed, each by its own lane.
 __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, float* slab, int cols, int ld,
-                                                                 int col0, Lists running, int* kept) {
+                                                                 int col0, Lists running, int* kept,
+                                                                 const float* bound, const int* count) {
   __shared__ float samples[kSamples];
   __shared__ Select sel;
-  __shared__ int count;
+  __shared__ int kept_count;
   __shared__ int below_tau;
   __shared__ int overflow;
   const int r = static_cast<int>(blockIdx.x);
@@ -138,13 +142,15 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
   const float list_bound = running.distance[static_cast<std::int64_t>(r) * k + k - 1];
   if (threadIdx.x == 0) {
-    count = 0;
+    kept_count = 0;
     below_tau = 0;
     overflow = 0;
   }
-  const float tau = list_bound == infinity() && cols >= k
-                        ? sampled_tau(row, in.train_norms, col0, cols, k, qn, scale, floor, samples, sel)
-                        : infinity();
+  // A whole-chunk bound proven by its count (tensor_count_within) needs no check here.
+  const float proven = bound != nullptr && count[r] >= k ? bound[r] : infinity();
+  const bool sampled = proven == infinity() && list_bound == infinity() && cols >= k;
+  const float tau =
+      sampled ? sampled_tau(row, in.train_norms, col0, cols, k, qn, scale, floor, samples, sel) : proven;
   const float limit = fminf(list_bound, tau);
   // Every pair kept (lower end <= limit) or counted (upper end <= tau) passes the screen.
   const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
@@ -169,7 +175,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
       const Bracket b = bracket(ip[j], qn, tn[j], scale, floor);
       mine_below += b.upper <= tau;
       if (b.lower > limit) continue;
-      const int slot = 2 * atomicAdd(&count, 1);
+      const int slot = 2 * atomicAdd(&kept_count, 1);
       if (slot + 1 < writable) {
         out[slot] = c;
         row[slot + 1] = __fsub_rn(__fadd_rn(qn, tn[j]), __fmul_rn(2.0f, ip[j]));
@@ -178,12 +184,71 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
       }
     }
   }
-  if (tau != infinity()) atomicAdd(&below_tau, mine_below);
+  if (sampled && tau != infinity()) atomicAdd(&below_tau, mine_below);
   __syncthreads();
   if (threadIdx.x == 0) {
-    kept[2 * r] = count;
-    kept[2 * r + 1] = (tau != infinity() && below_tau < k) || overflow;
+    kept[2 * r] = kept_count;
+    kept[2 * r + 1] = (sampled && tau != infinity() && below_tau < k) || overflow;
   }
+}
+
+// A whole-chunk bound for row r: the m-th smallest upper end among `samples` training
+// rows 0, stride, 2 stride, ... of the chunk (products: their TF32 inner products with
+// the row), m as sampled_tau's for the whole chunk; +inf where the sample cannot say.
+// Its count starts at 0: the bound is used only once tensor_count_within has found k
+// pairs of the chunk within it.
+__global__ void __launch_bounds__(kThreads) tensor_sample_bound_kernel(DistanceInputs in, const float* products,
+                                                                       int samples, int stride, int cols, int k,
+                                                                       float* bound, int* count) {
+  __shared__ float uppers[kSamples];
+  __shared__ Select sel;
+  const int r = static_cast<int>(blockIdx.x);
+  const double mean = static_cast<double>(k) * samples / cols;
+  const int m = static_cast<int>(ceil(mean + 3.0 * sqrt(mean) + 2.0));
+  float tau = infinity();
+  if (m <= samples / 4) {
+    const float qn = in.query_norms[r];
+    const float scale = tensor_error_scale_f(in.dims);
+    const float floor = static_cast<float>(tensor_error_floor(in.dims));
+    for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads)
+      uppers[i] = bracket(products[static_cast<std::int64_t>(r) * samples + i], qn,
+                          in.train_norms[static_cast<std::int64_t>(i) * stride], scale, floor)
+                      .upper;
+    __syncthreads();
+    tau = select_upper(uppers, samples, m, sel);
+  }
+  if (threadIdx.x == 0) {
+    bound[r] = tau;
+    count[r] = 0;
+  }
+}
+
+// count[r] += the slab's columns whose upper end is at most bound[r] (each pair first
+// screened with one FMA, as in the filter).
+__global__ void __launch_bounds__(kThreads) tensor_count_kernel(DistanceInputs in, const float* slab, int cols, int ld,
+                                                                int col0, const float* bound, int* count) {
+  __shared__ int total;
+  const int r = static_cast<int>(blockIdx.x);
+  const float tau = bound[r];
+  if (tau == infinity()) return;
+  if (threadIdx.x == 0) total = 0;
+  const float* row = slab + static_cast<std::int64_t>(r) * ld;
+  const float* norms = in.train_norms + col0;
+  const float qn = in.query_norms[r];
+  const float scale = tensor_error_scale_f(in.dims);
+  const float floor = static_cast<float>(tensor_error_floor(in.dims));
+  const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
+  const float screen = __double2float_ru(tensor_screen_limit(tau, qn, largest, in.dims));
+  int mine = 0;
+  for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
+    const float ip = row[c], tn = norms[c];
+    if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
+    mine += bracket(ip, qn, tn, scale, floor).upper <= tau;
+  }
+  __syncthreads();
+  if (mine > 0) atomicAdd(&total, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && total > 0) atomicAdd(count + r, total);
 }
 
 // q . t in FP32, band order, one FMA a band from 0. A thread gathers its row alone: a
@@ -335,13 +400,31 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
 
 int tensor_max_dims() { return kMaxDims; }
 
+int tensor_bound_samples() { return kSamples; }
+
+cudaError_t tensor_sample_bound(const DistanceInputs& in, const float* products, int rows, int samples, int stride,
+                                int cols, int k, float* bound, int* count, cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  if (samples < 1 || samples > kSamples || stride < 1 || cols < samples || k < 1) return cudaErrorInvalidValue;
+  tensor_sample_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, samples, stride, cols, k, bound, count);
+  return cudaGetLastError();
+}
+
+cudaError_t tensor_count_within(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
+                                const float* bound, int* count, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  tensor_count_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, bound, count);
+  return cudaGetLastError();
+}
+
 cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
-                          std::int64_t first_index, Lists running, Lists scratch, int* kept, cudaStream_t stream) {
+                          std::int64_t first_index, Lists running, Lists scratch, int* kept, const float* bound,
+                          const int* count, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (in.metric != Metric::euclidean || in.dims < 1 || in.dims > kMaxDims || !tensor_bound_applies(in.dims) ||
       ld < cols || running.k < 1)
     return cudaErrorInvalidValue;
-  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept);
+  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept, bound, count);
   // The query row beside the kernel's 33 KiB of static shared memory passes the default
   // 48 KiB a block past 3836 bands.
   const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);

@@ -66,6 +66,9 @@ constexpr int kBlockPathWaves = 8;
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
+// From k = 512 on, with more than one column block, a row's pairs are first bounded over
+// the whole chunk (bound_rows): each block's own bound keeps about k pairs a block.
+constexpr int kTensorChunkBoundFromK = 512;
 
 struct DeviceChunk {
   cuda::DeviceBuffer features;
@@ -396,8 +399,11 @@ class CudaKnnSearch final : public KnnSearch {
     // kmin/bitonic: one tile of whole rows; fast, tensor: two slabs (one being filled, one read).
     const std::size_t tile = full_rows ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)
                                        : static_cast<std::size_t>(slab_tile(method, k, cols, dims));
-    if (method == SelectMethod::tensor)
+    if (method == SelectMethod::tensor) {
       HB_CUDA_TRY(tensor_kept_.reserve(static_cast<std::size_t>(slab_rows(method, k)) * 8), "cudaMalloc (kept pairs)");
+      HB_CUDA_TRY(tensor_bound_.reserve(static_cast<std::size_t>(rows) * 4), "cudaMalloc (row bounds)");
+      HB_CUDA_TRY(tensor_count_.reserve(static_cast<std::size_t>(rows) * 4), "cudaMalloc (row bounds)");
+    }
     for (auto* b : {&run_d_, &cand_d_, &scratch_d_}) HB_CUDA_TRY(b->reserve(list_slots * 4), "cudaMalloc (lists)");
     for (auto* b : {&run_i_, &cand_i_, &scratch_i_}) HB_CUDA_TRY(b->reserve(list_slots * 8), "cudaMalloc (lists)");
     HB_CUDA_TRY(queries_.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * 4),
@@ -566,16 +572,17 @@ class CudaKnnSearch final : public KnnSearch {
   // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
   // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
   // `tf32`: through the tensor cores (the tensor method's approximate products).
+  // With `stride`, the training rows c0, c0 + stride, c0 + 2 stride, ... (tf32 only).
   Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot,
-                        bool tf32 = false) {
+                        bool tf32 = false, int stride = 1) {
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
     const float* train = chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_;
     const float* queries = block_queries_ + static_cast<std::int64_t>(q0) * dims_;
     if (tf32)
-      HB_CUDA_TRY(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, CUDA_R_32F, dims_,
-                               queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F, ldc,
-                               CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+      HB_CUDA_TRY(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, CUDA_R_32F,
+                               stride * dims_, queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F,
+                               ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                   "cublasGemmEx (TF32)");
     else
       HB_CUDA_TRY(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, dims_, queries, dims_,
@@ -612,6 +619,8 @@ class CudaKnnSearch final : public KnnSearch {
     const int cols = static_cast<int>(chunk.count);
     const int rows_per_slab = slab_rows(SelectMethod::tensor, k);
     const int cols_per_slab = std::min(slab_cols(SelectMethod::tensor, k, chunk.dims), cols);
+    const bool chunk_bound = k >= kTensorChunkBoundFromK && cols_per_slab < cols;
+    if (chunk_bound) HB_TRY(bound_rows(chunk, rows, k, rows_per_slab, cols_per_slab));
     int slot = 0;
     for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
       const int slab = std::min(cols_per_slab, cols - c0);
@@ -620,11 +629,58 @@ class CudaKnnSearch final : public KnnSearch {
         HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
         HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
                                       first_index, lists_from(run_d_, run_i_, q0, k),
-                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), stream_),
+                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(),
+                                      chunk_bound ? tensor_bound_.as<float>() + q0 : nullptr,
+                                      chunk_bound ? tensor_count_.as<int>() + q0 : nullptr, stream_),
                     "tensor selection kernels");
         HB_TRY(release_tile(slot));
         slot ^= 1;
         if (home && c0 + slab == cols) HB_TRY(send_rows_home(*home, home_first, q0, sub));
+      }
+    }
+    return {};
+  }
+
+  // The largest prime at most n (1 for n < 2): a sampling stride that no period of the
+  // rows' layout below it divides (training rows dealt out class by class repeat every
+  // classes rows; a stride of 48 sampled one class of 16).
+  static int prime_at_most(int n) {
+    for (int p = n; p >= 2; --p) {
+      bool prime = true;
+      for (int d = 2; d * d <= p && prime; ++d) prime = p % d != 0;
+      if (prime) return p;
+    }
+    return 1;
+  }
+
+  // tensor: a bound on each row's k-th pair over the whole chunk, proven before it is
+  // used: the sampled k-th closest of training rows spread over the chunk, then
+  // a count, block by block, of the chunk's pairs within it (a row with fewer than k keeps
+  // the filter's own bound). One more TF32 GEMM pass over the chunk.
+  Status bound_rows(const DeviceChunk& chunk, int rows, int k, int rows_per_slab, int cols_per_slab) {
+    const int cols = static_cast<int>(chunk.count);
+    const int samples = std::min({kk::tensor_bound_samples(), cols_per_slab, cols});
+    const int stride = prime_at_most(cols / samples);
+    int slot = 0;
+    for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
+      const int sub = std::min(rows_per_slab, rows - q0);
+      HB_TRY(inner_products(chunk, q0, sub, 0, samples, samples, slot, true, stride));
+      HB_CUDA_TRY(kk::tensor_sample_bound(inputs(chunk, q0), tiles_[slot].as<float>(), sub, samples, stride, cols, k,
+                                          tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, stream_),
+                  "tensor bound kernel");
+      HB_TRY(release_tile(slot));
+      slot ^= 1;
+    }
+    for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
+      const int slab = std::min(cols_per_slab, cols - c0);
+      for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
+        const int sub = std::min(rows_per_slab, rows - q0);
+        HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
+        HB_CUDA_TRY(kk::tensor_count_within(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab,
+                                            c0, tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, stream_),
+                    "tensor count kernel");
+        HB_TRY(release_tile(slot));
+        slot ^= 1;
       }
     }
     return {};
@@ -716,6 +772,7 @@ class CudaKnnSearch final : public KnnSearch {
   int gathered_slot_ = -1;  // the slot the open span searches, if gathered
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cuda::DeviceBuffer tensor_kept_;  // tensor: each slab row's kept pairs and rescan flag
+  cuda::DeviceBuffer tensor_bound_, tensor_count_;  // tensor: each block row's chunk bound and its count
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;

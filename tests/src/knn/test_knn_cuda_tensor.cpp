@@ -178,6 +178,35 @@ TEST(TensorSearch, AMisleadingSampleRescansTheRow) {
   }
 }
 
+// From k = 512 with several column blocks (50000 training rows of 224 bands fill three
+// L2-sized blocks on an H100 or H200), each row is first bounded over the whole chunk
+// from every 23rd training row (the largest prime stride that 2048 samples fit): on
+// small integers the bound is proven by its count and used; with the other rows moved
+// far away the sample sees only near rows, its bound holds fewer than k pairs, and the
+// rows keep the filter's own bound.
+TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kRows = 50000, kDims = 224, kBoundQueries = 200;
+  const auto queries = test::random_integers(kBoundQueries, kDims, 2, 96);
+  for (const bool misleading : {false, true}) {
+    auto train = test::random_integers(kRows, kDims, 2, 97);
+    if (misleading)
+      for (std::int64_t t = 0; t < kRows; ++t)
+        if (t % 23 != 0)
+          for (std::int64_t b = 0; b < kDims; ++b) train[static_cast<std::size_t>(t * kDims + b)] += 20.0f;
+    for (const int k : {512, 1024, 4096}) {
+      auto fast = search_for(SelectMethod::fast);
+      auto tensor = search_for(SelectMethod::tensor);
+      ASSERT_TRUE(fast && tensor);
+      TopK want(kBoundQueries, k), got(kBoundQueries, k);
+      search_chunks(*fast, queries, kBoundQueries, train, kDims, kRows, want);
+      search_chunks(*tensor, queries, kBoundQueries, train, kDims, kRows, got);
+      EXPECT_EQ(count_differences(got, want, kBoundQueries, "chunk bound"), 0)
+          << "k " << k << (misleading ? " misleading sample" : "");
+    }
+  }
+}
+
 // Cosine has no tensor bound: the search runs fast and says tensor was asked for.
 TEST(TensorSearch, CosineRunsFast) {
   HB_REQUIRE_GPU();
