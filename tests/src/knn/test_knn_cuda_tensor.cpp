@@ -83,6 +83,29 @@ std::unique_ptr<KnnSearch> search_for(SelectMethod method, int slab_rows = 0, st
   return search.ok() ? std::move(*search) : nullptr;
 }
 
+// The pairs in which tensor's lists differ from fast's on the same search (tensor made
+// with search_for's slab options); what names the case in a failure's message.
+std::int64_t tensor_against_fast(const std::vector<float>& queries, std::int64_t nq, const std::vector<float>& train,
+                                 std::int64_t dims, std::int64_t chunk_rows, int k, const std::string& what,
+                                 int slab_rows = 0, std::int64_t slab_bytes = 0) {
+  auto fast = search_for(SelectMethod::fast);
+  auto tensor = search_for(SelectMethod::tensor, slab_rows, slab_bytes);
+  if (!fast || !tensor) return -1;
+  TopK want(nq, k), got(nq, k);
+  search_chunks(*fast, queries, nq, train, dims, chunk_rows, want);
+  search_chunks(*tensor, queries, nq, train, dims, chunk_rows, got);
+  EXPECT_EQ(tensor->select_method(), SelectMethod::tensor) << what;
+  return count_differences(got, want, nq, what.c_str());
+}
+
+// Every training row but each n-th moved 20 away in every band: a sample of every n-th
+// row sees only the near ones.
+void move_far_but_every(std::vector<float>& train, std::int64_t rows, std::int64_t dims, std::int64_t n) {
+  for (std::int64_t t = 0; t < rows; ++t)
+    if (t % n != 0)
+      for (std::int64_t b = 0; b < dims; ++b) train[static_cast<std::size_t>(t * dims + b)] += 20.0f;
+}
+
 class TensorEqualsFast : public ::testing::TestWithParam<std::tuple<Data, int>> {};
 
 TEST_P(TensorEqualsFast, BitForBit) {
@@ -94,16 +117,9 @@ TEST_P(TensorEqualsFast, BitForBit) {
     std::copy_n(queries.begin(), 40 * dims, train.begin() + 100 * dims);
   for (const int k : {1, 10, 100, 1024, 4096})
     for (const std::int64_t chunk_rows : {kTrain, std::int64_t{2500}}) {
-      auto fast = search_for(SelectMethod::fast);
-      auto tensor = search_for(SelectMethod::tensor);
-      ASSERT_TRUE(fast && tensor);
-      TopK want(kQueries, k), got(kQueries, k);
-      search_chunks(*fast, queries, kQueries, train, dims, chunk_rows, want);
-      search_chunks(*tensor, queries, kQueries, train, dims, chunk_rows, got);
-      EXPECT_EQ(tensor->select_method(), SelectMethod::tensor);
       const std::string what = std::string(data_name(data)) + " d " + std::to_string(dims) + " k " +
                                std::to_string(k) + " chunk " + std::to_string(chunk_rows);
-      EXPECT_EQ(count_differences(got, want, kQueries, what.c_str()), 0) << what;
+      EXPECT_EQ(tensor_against_fast(queries, kQueries, train, dims, chunk_rows, k, what), 0) << what;
     }
 }
 
@@ -125,15 +141,9 @@ TEST(TensorSearch, SmallSlabsEqualFast) {
   HB_REQUIRE_GPU();
   const auto queries = rows_of(Data::uniform, 700, 32, 21);
   const auto train = rows_of(Data::uniform, kTrain, 32, 22);
-  for (const int k : {1, 10, 300, 1024}) {
-    auto fast = search_for(SelectMethod::fast);
-    auto tensor = search_for(SelectMethod::tensor, 256, std::int64_t{1} << 20);
-    ASSERT_TRUE(fast && tensor);
-    TopK want(700, k), got(700, k);
-    search_chunks(*fast, queries, 700, train, 32, kTrain, want);
-    search_chunks(*tensor, queries, 700, train, 32, kTrain, got);
-    EXPECT_EQ(count_differences(got, want, 700, "small slabs"), 0) << "k " << k;
-  }
+  for (const int k : {1, 10, 300, 1024})
+    EXPECT_EQ(tensor_against_fast(queries, 700, train, 32, kTrain, k, "small slabs", 256, std::int64_t{1} << 20), 0)
+        << "k " << k;
 }
 
 // Rows up to tensor_max_dims() bands: the exact stage's query row beside its other
@@ -144,16 +154,8 @@ TEST(TensorSearch, WideRowsEqualFast) {
   for (const int dims : {4000, 8192}) {
     const auto queries = rows_of(Data::near_ties, 60, dims, 41);
     const auto train = rows_of(Data::near_ties, 3000, dims, 42);
-    for (const int k : {10, 100}) {
-      auto fast = search_for(SelectMethod::fast);
-      auto tensor = search_for(SelectMethod::tensor);
-      ASSERT_TRUE(fast && tensor);
-      TopK want(60, k), got(60, k);
-      search_chunks(*fast, queries, 60, train, dims, 3000, want);
-      search_chunks(*tensor, queries, 60, train, dims, 3000, got);
-      EXPECT_EQ(tensor->select_method(), SelectMethod::tensor);
-      EXPECT_EQ(count_differences(got, want, 60, "wide rows"), 0) << "d " << dims << " k " << k;
-    }
+    for (const int k : {10, 100})
+      EXPECT_EQ(tensor_against_fast(queries, 60, train, dims, 3000, k, "wide rows"), 0) << "d " << dims << " k " << k;
   }
 }
 
@@ -163,19 +165,10 @@ TEST(TensorSearch, AMisleadingSampleRescansTheRow) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kRows = 20480, kDims = 8;
   auto train = test::random_integers(kRows, kDims, 3, 93);
-  for (std::int64_t t = 0; t < kRows; ++t)
-    if (t % 10 != 0)
-      for (std::int64_t b = 0; b < kDims; ++b) train[static_cast<std::size_t>(t * kDims + b)] += 20.0f;
+  move_far_but_every(train, kRows, kDims, 10);
   const auto queries = test::random_integers(200, kDims, 3, 94);
-  for (const int k : {300, 1000, 4096}) {
-    auto fast = search_for(SelectMethod::fast);
-    auto tensor = search_for(SelectMethod::tensor);
-    ASSERT_TRUE(fast && tensor);
-    TopK want(200, k), got(200, k);
-    search_chunks(*fast, queries, 200, train, kDims, kRows, want);
-    search_chunks(*tensor, queries, 200, train, kDims, kRows, got);
-    EXPECT_EQ(count_differences(got, want, 200, "misleading sample"), 0) << "k " << k;
-  }
+  for (const int k : {300, 1000, 4096})
+    EXPECT_EQ(tensor_against_fast(queries, 200, train, kDims, kRows, k, "misleading sample"), 0) << "k " << k;
 }
 
 // From k = 512 with several column blocks (50000 training rows of 224 bands fill three
@@ -190,19 +183,10 @@ TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
   const auto queries = test::random_integers(kBoundQueries, kDims, 2, 96);
   for (const bool misleading : {false, true}) {
     auto train = test::random_integers(kRows, kDims, 2, 97);
-    if (misleading)
-      for (std::int64_t t = 0; t < kRows; ++t)
-        if (t % 23 != 0)
-          for (std::int64_t b = 0; b < kDims; ++b) train[static_cast<std::size_t>(t * kDims + b)] += 20.0f;
+    if (misleading) move_far_but_every(train, kRows, kDims, 23);
     for (const int k : {512, 1024, 4096}) {
-      auto fast = search_for(SelectMethod::fast);
-      auto tensor = search_for(SelectMethod::tensor);
-      ASSERT_TRUE(fast && tensor);
-      TopK want(kBoundQueries, k), got(kBoundQueries, k);
-      search_chunks(*fast, queries, kBoundQueries, train, kDims, kRows, want);
-      search_chunks(*tensor, queries, kBoundQueries, train, kDims, kRows, got);
-      EXPECT_EQ(count_differences(got, want, kBoundQueries, "chunk bound"), 0)
-          << "k " << k << (misleading ? " misleading sample" : "");
+      const std::string what = std::string("chunk bound k ") + std::to_string(k) + (misleading ? ", misleading" : "");
+      EXPECT_EQ(tensor_against_fast(queries, kBoundQueries, train, kDims, kRows, k, what), 0) << what;
     }
   }
 }
