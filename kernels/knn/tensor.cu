@@ -104,16 +104,21 @@ __device__ float select_upper(const float* uppers, int n, int m, Select& sel) {
 
 // tau for an empty (not yet full) list: the m-th smallest upper end of a sample, every
 // column where the row has at most kSamples; +inf where the sample could not say.
+// The rank among n samples spread over `cols` columns whose upper end bounds the k-th
+// pair: k where every column is sampled, else above the sample's expected count of k
+// by three standard deviations and 2; 0 where no rank can say (m > n / 4, or k > n).
+__device__ int sample_rank(int k, int n, int cols) {
+  if (cols <= n) return k <= n ? k : 0;
+  const double mean = static_cast<double>(k) * n / cols;
+  const int m = static_cast<int>(ceil(mean + 3.0 * sqrt(mean) + 2.0));
+  return m <= n / 4 ? m : 0;
+}
+
 __device__ float sampled_tau(const float* row, const float* train_norms, int col0, int cols, int k, float qn,
                              float scale, float floor, float* samples, Select& sel) {
   const int n = min(cols, kSamples);
-  int m = k;
-  if (cols > kSamples) {
-    const double mean = static_cast<double>(k) * n / cols;
-    m = static_cast<int>(ceil(mean + 3.0 * sqrt(mean) + 2.0));
-    if (m > n / 4) return infinity();
-  }
-  if (m > n) return infinity();
+  const int m = sample_rank(k, n, cols);
+  if (m == 0) return infinity();
   for (int i = static_cast<int>(threadIdx.x); i < n; i += kThreads) {
     const int c = static_cast<int>(static_cast<std::int64_t>(i) * cols / n);
     samples[i] = bracket(row[c], qn, train_norms[col0 + c], scale, floor).upper;
@@ -194,7 +199,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
 
 // A whole-chunk bound for row r: the m-th smallest upper end among `samples` training
 // rows 0, stride, 2 stride, ... of the chunk (products: their TF32 inner products with
-// the row), m as sampled_tau's for the whole chunk; +inf where the sample cannot say.
+// the row), m = sample_rank for the whole chunk; +inf where the sample cannot say.
 // Its count starts at 0: the bound is used only once tensor_count_within has found k
 // pairs of the chunk within it.
 __global__ void __launch_bounds__(kThreads) tensor_sample_bound_kernel(DistanceInputs in, const float* products,
@@ -203,10 +208,9 @@ __global__ void __launch_bounds__(kThreads) tensor_sample_bound_kernel(DistanceI
   __shared__ float uppers[kSamples];
   __shared__ Select sel;
   const int r = static_cast<int>(blockIdx.x);
-  const double mean = static_cast<double>(k) * samples / cols;
-  const int m = static_cast<int>(ceil(mean + 3.0 * sqrt(mean) + 2.0));
+  const int m = sample_rank(k, samples, cols);
   float tau = infinity();
-  if (m <= samples / 4) {
+  if (m > 0) {
     const float qn = in.query_norms[r];
     const float scale = tensor_error_scale_f(in.dims);
     const float floor = static_cast<float>(tensor_error_floor(in.dims));
