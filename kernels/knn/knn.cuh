@@ -100,21 +100,18 @@ int fused_rows_per_wave();
 // wherever its SGEMM rounds like that chain. The slab is overwritten (kept columns);
 // `kept` is device scratch of 2 * rows ints. dims up to tensor_max_dims(). `bound` and
 // `count` (or null): rows whose count is at least k take bound as a proven bound on
-// their k-th pair over the whole chunk (tensor_sample_bound, tensor_count_within).
+// their k-th pair over the whole chunk (tensor_chunk_bound).
 cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
                           std::int64_t first_index, Lists running, Lists scratch, int* kept, const float* bound,
                           const int* count, cudaStream_t stream);
-// tensor, a whole-chunk bound a row: from `products`, TF32 inner products [rows,
-// samples] of the rows with training rows 0, stride, 2 stride, ... of a chunk of `cols`
-// rows (samples up to tensor_bound_samples()), bound[r] := a sampled k-th upper end
-// (+inf where the sample cannot say) and count[r] := 0.
-cudaError_t tensor_sample_bound(const DistanceInputs& in, const float* products, int rows, int samples, int stride,
-                                int cols, int k, float* bound, int* count, cudaStream_t stream);
-// count[r] += the pairs of a slab of TF32 inner products (as select_tensor's) whose
-// upper end is at most bound[r]: once every column block is counted, a row with at
-// least k holds a proven bound.
-cudaError_t tensor_count_within(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
-                                const float* bound, int* count, cudaStream_t stream);
+// tensor, a whole-chunk bound a row: `products` holds TF32 inner products [rows, cols]
+// (ld) of the rows with every training row of a chunk of `cols`. bound[r] := the m-th
+// smallest upper end among `samples` columns 0, stride, 2 stride, ... (samples up to
+// tensor_bound_samples(); m above the sample's expected count of k, +inf where the sample
+// cannot say) and count[r] := the chunk's pairs whose upper end is at most bound[r]: a
+// row with at least k holds a proven bound on its k-th pair.
+cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
+                               int samples, int stride, int k, float* bound, int* count, cudaStream_t stream);
 int tensor_bound_samples();
 int tensor_max_dims();
 

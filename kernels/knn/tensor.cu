@@ -13,7 +13,7 @@
 //    columns read (a row that keeps more than half its columns is rescanned whole).
 //    Where the search hands it a whole-chunk bound that a count proved (the chunk's
 //    sampled k-th upper end, with at least k pairs of the chunk within it:
-//    tensor_sample_bound, tensor_count_within), that bound is tau and nothing is checked.
+//    tensor_chunk_bound), that bound is tau and nothing is checked.
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
 //    them (at least k pairs lie within it) replaces the sampled tau; each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
     below_tau = 0;
     overflow = 0;
   }
-  // A whole-chunk bound proven by its count (tensor_count_within) needs no check here.
+  // A whole-chunk bound proven by its count (tensor_chunk_bound) needs no check here.
   const float proven = bound != nullptr && count[r] >= k ? bound[r] : infinity();
   const bool sampled = proven == infinity() && list_bound == infinity() && cols >= k;
   const float tau =
@@ -197,62 +197,50 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   }
 }
 
-// A whole-chunk bound for row r: the m-th smallest upper end among `samples` training
-// rows 0, stride, 2 stride, ... of the chunk (products: their TF32 inner products with
-// the row), m = sample_rank for the whole chunk; +inf where the sample cannot say.
-// Its count starts at 0: the bound is used only once tensor_count_within has found k
-// pairs of the chunk within it.
-__global__ void __launch_bounds__(kThreads) tensor_sample_bound_kernel(DistanceInputs in, const float* products,
-                                                                       int samples, int stride, int cols, int k,
-                                                                       float* bound, int* count) {
+// A whole-chunk bound for row r, from its TF32 inner products with every training row
+// of the chunk: the m-th smallest upper end among `samples` columns 0, stride, 2 stride,
+// ... (m = sample_rank for the whole chunk; +inf where the sample cannot say), and the
+// count of the chunk's columns whose upper end is at most it (each pair first screened
+// with one FMA, as in the filter). A row with at least k holds a proven bound.
+__global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, const float* products,
+                                                                      int cols, int ld, int samples, int stride,
+                                                                      int k, float* bound, int* count) {
   __shared__ float uppers[kSamples];
   __shared__ Select sel;
-  const int r = static_cast<int>(blockIdx.x);
-  const int m = sample_rank(k, samples, cols);
-  float tau = infinity();
-  if (m > 0) {
-    const float qn = in.query_norms[r];
-    const float scale = tensor_error_scale_f(in.dims);
-    const float floor = static_cast<float>(tensor_error_floor(in.dims));
-    for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads)
-      uppers[i] = bracket(products[static_cast<std::int64_t>(r) * samples + i], qn,
-                          in.train_norms[static_cast<std::int64_t>(i) * stride], scale, floor)
-                      .upper;
-    __syncthreads();
-    tau = select_upper(uppers, samples, m, sel);
-  }
-  if (threadIdx.x == 0) {
-    bound[r] = tau;
-    count[r] = 0;
-  }
-}
-
-// count[r] += the slab's columns whose upper end is at most bound[r] (each pair first
-// screened with one FMA, as in the filter).
-__global__ void __launch_bounds__(kThreads) tensor_count_kernel(DistanceInputs in, const float* slab, int cols, int ld,
-                                                                int col0, const float* bound, int* count) {
   __shared__ int total;
   const int r = static_cast<int>(blockIdx.x);
-  const float tau = bound[r];
-  if (tau == infinity()) return;
-  if (threadIdx.x == 0) total = 0;
-  const float* row = slab + static_cast<std::int64_t>(r) * ld;
-  const float* norms = in.train_norms + col0;
+  const float* row = products + static_cast<std::int64_t>(r) * ld;
   const float qn = in.query_norms[r];
   const float scale = tensor_error_scale_f(in.dims);
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
-  const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
-  const float screen = __double2float_ru(tensor_screen_limit(tau, qn, largest, in.dims));
-  int mine = 0;
-  for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
-    const float ip = row[c], tn = norms[c];
-    if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
-    mine += bracket(ip, qn, tn, scale, floor).upper <= tau;
+  const int m = sample_rank(k, samples, cols);
+  if (threadIdx.x == 0) total = 0;
+  float tau = infinity();
+  if (m > 0) {  // the same for every thread of the block
+    for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads) {
+      const std::int64_t c = static_cast<std::int64_t>(i) * stride;
+      uppers[i] = bracket(row[c], qn, in.train_norms[c], scale, floor).upper;
+    }
+    __syncthreads();
+    tau = select_upper(uppers, samples, m, sel);
   }
   __syncthreads();
+  int mine = 0;
+  if (tau != infinity()) {
+    const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
+    const float screen = __double2float_ru(tensor_screen_limit(tau, qn, largest, in.dims));
+    for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
+      const float ip = row[c], tn = in.train_norms[c];
+      if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
+      mine += bracket(ip, qn, tn, scale, floor).upper <= tau;
+    }
+  }
   if (mine > 0) atomicAdd(&total, mine);
   __syncthreads();
-  if (threadIdx.x == 0 && total > 0) atomicAdd(count + r, total);
+  if (threadIdx.x == 0) {
+    bound[r] = tau;
+    count[r] = total;
+  }
 }
 
 // q . t in FP32, band order, one FMA a band from 0. A thread gathers its row alone: a
@@ -406,18 +394,13 @@ int tensor_max_dims() { return kMaxDims; }
 
 int tensor_bound_samples() { return kSamples; }
 
-cudaError_t tensor_sample_bound(const DistanceInputs& in, const float* products, int rows, int samples, int stride,
-                                int cols, int k, float* bound, int* count, cudaStream_t stream) {
+cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
+                               int samples, int stride, int k, float* bound, int* count, cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
-  if (samples < 1 || samples > kSamples || stride < 1 || cols < samples || k < 1) return cudaErrorInvalidValue;
-  tensor_sample_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, samples, stride, cols, k, bound, count);
-  return cudaGetLastError();
-}
-
-cudaError_t tensor_count_within(const DistanceInputs& in, const float* slab, int rows, int cols, int ld, int col0,
-                                const float* bound, int* count, cudaStream_t stream) {
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
-  tensor_count_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, bound, count);
+  if (samples < 1 || samples > kSamples || stride < 1 || static_cast<std::int64_t>(samples - 1) * stride >= cols ||
+      ld < cols || k < 1)
+    return cudaErrorInvalidValue;
+  tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, k, bound, count);
   return cudaGetLastError();
 }
 

@@ -67,7 +67,7 @@ constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
 // From k = 512 on, with more than one column block, a row's pairs are first bounded over
-// the whole chunk (bound_rows): each block's own bound keeps about k pairs a block.
+// the whole chunk (run_tensor_bounded): each block's own bound keeps about k pairs a block.
 constexpr int kTensorChunkBoundFromK = 512;
 
 struct DeviceChunk {
@@ -362,21 +362,34 @@ class CudaKnnSearch final : public KnnSearch {
   // for the first block (it gives up where a row's 2048 samples would need more than a
   // quarter of them).
   int slab_cols(SelectMethod method, int k, std::int64_t dims) const {
-    const bool large = method == SelectMethod::tensor || k > kk::fused_warp_max_k();
-    const std::int64_t bytes = options_.fast_slab_bytes > 0
-                                   ? options_.fast_slab_bytes
-                                   : std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
     const int most = static_cast<int>(
-        std::clamp<std::int64_t>(bytes / 4 / slab_rows(method, k) / 1024 * 1024, 1024, 1 << 20));
+        std::clamp<std::int64_t>(slab_bytes(method, k) / 4 / slab_rows(method, k) / 1024 * 1024, 1024, 1 << 20));
     const bool blocks = method == SelectMethod::tensor && k >= kTensorBlocksFromK && options_.fast_slab_bytes <= 0;
     if (!blocks || l2_bytes_ <= 0) return most;
     const std::int64_t in_l2 = std::max(l2_bytes_ / kTensorL2Share / (4 * dims), 16 * std::int64_t{k});
     return static_cast<int>(std::clamp<std::int64_t>(in_l2 / 1024 * 1024, 1024, most));
   }
 
+  // A slab's bytes: at most a quarter of the work budget (or the options' fast_slab_bytes).
+  std::int64_t slab_bytes(SelectMethod method, int k) const {
+    if (options_.fast_slab_bytes > 0) return options_.fast_slab_bytes;
+    const bool large = method == SelectMethod::tensor || k > kk::fused_warp_max_k();
+    return std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
+  }
+
+  // tensor from k = 512, where a chunk of `cols` rows spans more than one column block
+  // and a slab of the rows' products with the whole chunk fits a slab's bytes: each row
+  // is first bounded over the whole chunk (run_tensor_bounded).
+  bool tensor_bounds_chunk(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
+    return method == SelectMethod::tensor && k >= kTensorChunkBoundFromK && slab_cols(method, k, dims) < cols &&
+           std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
+  }
+
   // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
   std::int64_t slab_tile(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
-    return std::int64_t{slab_rows(method, k)} * std::min<std::int64_t>(slab_cols(method, k, dims), cols);
+    const std::int64_t width =
+        tensor_bounds_chunk(method, k, cols, dims) ? cols : std::min<std::int64_t>(slab_cols(method, k, dims), cols);
+    return std::int64_t{slab_rows(method, k)} * width;
   }
 
   kk::Lists lists(const cuda::DeviceBuffer& d, const cuda::DeviceBuffer& i, int k) const {
@@ -619,8 +632,8 @@ class CudaKnnSearch final : public KnnSearch {
     const int cols = static_cast<int>(chunk.count);
     const int rows_per_slab = slab_rows(SelectMethod::tensor, k);
     const int cols_per_slab = std::min(slab_cols(SelectMethod::tensor, k, chunk.dims), cols);
-    const bool chunk_bound = k >= kTensorChunkBoundFromK && cols_per_slab < cols;
-    if (chunk_bound) HB_TRY(bound_rows(chunk, rows, k, rows_per_slab, cols_per_slab));
+    if (tensor_bounds_chunk(SelectMethod::tensor, k, cols, chunk.dims))
+      return run_tensor_bounded(chunk, first_index, rows, k, home, home_first, rows_per_slab, cols_per_slab);
     int slot = 0;
     for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
       const int slab = std::min(cols_per_slab, cols - c0);
@@ -629,9 +642,8 @@ class CudaKnnSearch final : public KnnSearch {
         HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
         HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
                                       first_index, lists_from(run_d_, run_i_, q0, k),
-                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(),
-                                      chunk_bound ? tensor_bound_.as<float>() + q0 : nullptr,
-                                      chunk_bound ? tensor_count_.as<int>() + q0 : nullptr, stream_),
+                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), nullptr,
+                                      nullptr, stream_),
                     "tensor selection kernels");
         HB_TRY(release_tile(slot));
         slot ^= 1;
@@ -653,35 +665,38 @@ class CudaKnnSearch final : public KnnSearch {
     return 1;
   }
 
-  // tensor: a bound on each row's k-th pair over the whole chunk, proven before it is
-  // used: the sampled k-th closest of training rows spread over the chunk, then
-  // a count, block by block, of the chunk's pairs within it (a row with fewer than k keeps
-  // the filter's own bound). One more TF32 GEMM pass over the chunk.
-  Status bound_rows(const DeviceChunk& chunk, int rows, int k, int rows_per_slab, int cols_per_slab) {
+  // tensor from k = 512 (tensor_bounds_chunk): row slabs outer. One TF32 GEMM gives a
+  // slab's products with the whole chunk; each row is bounded by the sampled k-th
+  // closest of training rows spread over the chunk, a prime stride apart, and the bound
+  // proven by a count of the chunk's pairs within it (a row with fewer than k keeps the
+  // filter's own bound); then the column blocks are selected from the same products,
+  // each block's training rows staying in the L2 while the exact stage gathers them.
+  // Counting from a second GEMM pass over the blocks had cost a tenth of the search.
+  Status run_tensor_bounded(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
+                            std::int64_t home_first, int rows_per_slab, int cols_per_slab) {
     const int cols = static_cast<int>(chunk.count);
-    const int samples = std::min({kk::tensor_bound_samples(), cols_per_slab, cols});
+    const int samples = std::min(kk::tensor_bound_samples(), cols);
     const int stride = prime_at_most(cols / samples);
     int slot = 0;
     for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
       const int sub = std::min(rows_per_slab, rows - q0);
-      HB_TRY(inner_products(chunk, q0, sub, 0, samples, samples, slot, true, stride));
-      HB_CUDA_TRY(kk::tensor_sample_bound(inputs(chunk, q0), tiles_[slot].as<float>(), sub, samples, stride, cols, k,
-                                          tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, stream_),
+      HB_TRY(inner_products(chunk, q0, sub, 0, cols, cols, slot, true));
+      float* products = tiles_[slot].as<float>();
+      float* bound = tensor_bound_.as<float>() + q0;
+      int* count = tensor_count_.as<int>() + q0;
+      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), products, sub, cols, cols, samples, stride, k, bound,
+                                         count, stream_),
                   "tensor bound kernel");
+      for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
+        HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products + c0, sub, std::min(cols_per_slab, cols - c0), cols,
+                                      c0, first_index, lists_from(run_d_, run_i_, q0, k),
+                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), bound, count,
+                                      stream_),
+                    "tensor selection kernels");
+      }
       HB_TRY(release_tile(slot));
       slot ^= 1;
-    }
-    for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
-      const int slab = std::min(cols_per_slab, cols - c0);
-      for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
-        const int sub = std::min(rows_per_slab, rows - q0);
-        HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
-        HB_CUDA_TRY(kk::tensor_count_within(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab,
-                                            c0, tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, stream_),
-                    "tensor count kernel");
-        HB_TRY(release_tile(slot));
-        slot ^= 1;
-      }
+      if (home) HB_TRY(send_rows_home(*home, home_first, q0, sub));
     }
     return {};
   }
