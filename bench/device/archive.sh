@@ -3,7 +3,9 @@
 # default 8 = 40 GB), steps mnf (scene basis, 10 components) and knn (k 5, 200 per
 # class, MNF features), at 1 GPU and at every power of two up to the host's GPUs (or the
 # counts in HB_ARCHIVE_GPUS, 1 first), for this build and for the baseline binary
-# (hyperbatch_base) when the bundle carries one.
+# (hyperbatch_base) when the bundle carries one. HB_ARCHIVE_LAUNCH="plain hwloc" also
+# runs each binary under an mpirun whose hardware discovery skips I/O devices
+# (HWLOC_COMPONENTS=$HB_ARCHIVE_HWLOC): part launch measures what that saves.
 # Beside it the floors: the host reading every scene once in parallel from the page
 # cache, and the start-up of one-process commands. Sourced by bench/run_device.sh
 # ($bin, $out, $work, log/now/since, archive_flightlines).
@@ -35,7 +37,13 @@ job_file() {  # OUTPUT
 # one run each is within the host's run-to-run variation (docs/PERFORMANCE.md).
 keep_tag=""; [[ ${HB_ARCHIVE_KEEP_HASHES:-0} == 1 ]] && keep_tag=" (input hashes remembered)"
 clis=()
-for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do [[ -x $bin/$cli ]] && clis+=("$cli"); done
+for cli in ${HB_ARCHIVE_BINARIES:-hyperbatch hyperbatch_base}; do
+  [[ -x $bin/$cli ]] || continue
+  for launch in ${HB_ARCHIVE_LAUNCH:-plain}; do
+    if [[ $launch == plain ]]; then clis+=("$cli"); else clis+=("$cli+$launch"); fi
+  done
+done
+hwloc=${HB_ARCHIVE_HWLOC:--pci,-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl}
 declare -A one
 # References are this part's own: an earlier part stopped during its clean-up can have left
 # a partial one behind, against which every output would differ.
@@ -57,7 +65,9 @@ for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
       run_log=$out/archive_${cli}${keep_tag:+_kept}_$p.log
       [[ $round -gt 1 ]] && run_log=${run_log%.log}_round$round.log
       t0=$(now)
-      timeout 280 $mpi -np "$p" "$bin/$cli" -v run "$dir/job.toml" --no-progress > "$run_log" 2>&1; rc=$?
+      launcher=(env); [[ $cli == *+hwloc ]] && launcher=(env HWLOC_COMPONENTS="$hwloc")
+      timeout 280 "${launcher[@]}" $mpi -np "$p" "$bin/${cli%+*}" -v run "$dir/job.toml" --no-progress \
+        > "$run_log" 2>&1; rc=$?
       took=$(since $t0)
       [[ -d $keep ]] || cp -r "$dir/out/input-hashes" "$keep"
       [[ $p == 1 ]] && one[$cli]=$took
