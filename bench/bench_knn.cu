@@ -8,12 +8,15 @@
 // so it scales). (`auto` runs fast.)
 //   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
 //             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto] [--scene S --training T.h5]
+//             [--chunk-bound-from-k K] [--chunk-samples S]
 // (--scene, --training: the queries are the scene's valid pixels and the training rows
 //  the file's, both shifted by the training mean as `hyperbatch knn` prepares them, in
 //  place of uniform values; d is the file's)
 // (--slab-mb, --slab-rows: one fast and one tensor row per inner-product slab size and
 //  row count (tensor with --slab-mb: no L2-sized column blocks);
-//  default the search's own; --select: the methods to run, default all of them)
+//  default the search's own; --select: the methods to run, default all of them;
+//  --chunk-bound-from-k, --chunk-samples: tensor's whole-chunk bound, from which k and
+//  sampled from how many training rows)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -201,6 +204,7 @@ int main(int argc, char** argv) {
   std::vector<SelectMethod> methods{SelectMethod::fast, SelectMethod::tensor, SelectMethod::bitonic,
                                     SelectMethod::kmin};
   std::string scene_path, training_path;  // in place of uniform values
+  int chunk_bound_from_k = 0, chunk_samples = 0;  // tensor: the search's own where 0
   for (int a = 1; a + 1 < argc; a += 2) {
     if (!std::strcmp(argv[a], "--train")) train_rows = std::atoll(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--queries")) max_queries = std::atoll(argv[a + 1]);
@@ -212,6 +216,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--select")) methods = parse_methods(argv[a + 1]);
     else if (!std::strcmp(argv[a], "--scene")) scene_path = argv[a + 1];
     else if (!std::strcmp(argv[a], "--training")) training_path = argv[a + 1];
+    else if (!std::strcmp(argv[a], "--chunk-bound-from-k")) chunk_bound_from_k = std::atoi(argv[a + 1]);
+    else if (!std::strcmp(argv[a], "--chunk-samples")) chunk_samples = std::atoi(argv[a + 1]);
   }
   if (scene_path.empty() != training_path.empty()) {
     std::fprintf(stderr, "bench_knn: --scene and --training go together\n");
@@ -271,6 +277,8 @@ int main(int argc, char** argv) {
         SearchOptions options{Metric::euclidean, method, std::int64_t{64} << 20};
         options.fast_slab_bytes = std::int64_t{mb} << 20;
         options.fast_slab_rows = rows;
+        options.tensor_chunk_bound_from_k = chunk_bound_from_k;
+        options.tensor_chunk_samples = chunk_samples;
         auto made = make_knn_search(hb::BackendKind::cuda, options);
         if (!made.ok()) {
           std::fprintf(stderr, "%s\n", made.error().line().c_str());

@@ -39,6 +39,7 @@ constexpr int kSamples = 2048;  // columns sampled for tau (8 KiB of shared memo
 constexpr int kBatch = 2048;    // exact distances per flush (16 KiB of shared memory)
 constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel selects from (16 KiB)
 constexpr int kMaxDims = 8192;  // the query row in shared memory (32 KiB)
+constexpr int kChunkSamples = 8192;  // the most a whole-chunk bound is sampled from (32 KiB)
 
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
 
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
 __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, const float* products,
                                                                       int cols, int ld, int samples, int stride,
                                                                       int k, float* bound, int* count) {
-  __shared__ float uppers[kSamples];
+  __shared__ float uppers[kChunkSamples];
   __shared__ Select sel;
   __shared__ int total;
   const int r = static_cast<int>(blockIdx.x);
@@ -392,12 +393,12 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
 
 int tensor_max_dims() { return kMaxDims; }
 
-int tensor_bound_samples() { return kSamples; }
+int tensor_bound_samples() { return kChunkSamples; }
 
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
                                int samples, int stride, int k, float* bound, int* count, cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
-  if (samples < 1 || samples > kSamples || stride < 1 || static_cast<std::int64_t>(samples - 1) * stride >= cols ||
+  if (samples < 1 || samples > kChunkSamples || stride < 1 || static_cast<std::int64_t>(samples - 1) * stride >= cols ||
       ld < cols || k < 1)
     return cudaErrorInvalidValue;
   tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, k, bound, count);

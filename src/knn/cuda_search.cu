@@ -66,9 +66,15 @@ constexpr int kBlockPathWaves = 8;
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
-// From k = 512 on, with more than one column block, a row's pairs are first bounded over
-// the whole chunk (run_tensor_bounded): each block's own bound keeps about k pairs a block.
-constexpr int kTensorChunkBoundFromK = 512;
+// From k = 128 on, with more than one column block, a row's pairs are first bounded over
+// the whole chunk (run_tensor_bounded): each block's own bound keeps about k pairs a
+// block. The bound is sampled from 8192 training rows: against 2048 (bench_knn
+// --chunk-samples, d = 224, H200), k = 512 1.02 -> 1.09 M queries/s, k = 1024 0.76 ->
+// 0.81 M, k = 4096 0.32 -> 0.36 M (4096: between them). Against each block's own bound
+// (--chunk-bound-from-k), k = 128 1.36 -> 1.41 M, k = 160 1.30 -> 1.39 M, but k = 100
+// 1.54 -> 1.45 M.
+constexpr int kTensorChunkBoundFromK = 128;
+constexpr int kTensorChunkSamples = 8192;
 
 struct DeviceChunk {
   cuda::DeviceBuffer features;
@@ -377,11 +383,13 @@ class CudaKnnSearch final : public KnnSearch {
     return std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
   }
 
-  // tensor from k = 512, where a chunk of `cols` rows spans more than one column block
-  // and a slab of the rows' products with the whole chunk fits a slab's bytes: each row
-  // is first bounded over the whole chunk (run_tensor_bounded).
+  // tensor from kTensorChunkBoundFromK, where a chunk of `cols` rows spans more than one
+  // column block and a slab of the rows' products with the whole chunk fits a slab's
+  // bytes: each row is first bounded over the whole chunk (run_tensor_bounded).
   bool tensor_bounds_chunk(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
-    return method == SelectMethod::tensor && k >= kTensorChunkBoundFromK && slab_cols(method, k, dims) < cols &&
+    const int from_k =
+        options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
+    return method == SelectMethod::tensor && k >= from_k && slab_cols(method, k, dims) < cols &&
            std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
   }
 
@@ -665,17 +673,19 @@ class CudaKnnSearch final : public KnnSearch {
     return 1;
   }
 
-  // tensor from k = 512 (tensor_bounds_chunk): row slabs outer. One TF32 GEMM gives a
-  // slab's products with the whole chunk; each row is bounded by the sampled k-th
-  // closest of training rows spread over the chunk, a prime stride apart, and the bound
-  // proven by a count of the chunk's pairs within it (a row with fewer than k keeps the
-  // filter's own bound); then the column blocks are selected from the same products,
-  // each block's training rows staying in the L2 while the exact stage gathers them.
-  // Counting from a second GEMM pass over the blocks had cost a tenth of the search.
+  // tensor from kTensorChunkBoundFromK (tensor_bounds_chunk): row slabs outer. One TF32
+  // GEMM gives a slab's products with the whole chunk; each row is bounded by the
+  // sampled k-th closest of training rows spread over the chunk, a prime stride apart,
+  // and the bound proven by a count of the chunk's pairs within it (a row with fewer
+  // than k keeps the filter's own bound); then the column blocks are selected from the
+  // same products, each block's training rows staying in the L2 while the exact stage
+  // gathers them. Blocks outer with a second GEMM pass that only counted ran slower
+  // (H200, d = 224, 2048 samples: k = 1024 0.61 against 0.78 M queries/s).
   Status run_tensor_bounded(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
                             std::int64_t home_first, int rows_per_slab, int cols_per_slab) {
     const int cols = static_cast<int>(chunk.count);
-    const int samples = std::min(kk::tensor_bound_samples(), cols);
+    const int wanted = options_.tensor_chunk_samples > 0 ? options_.tensor_chunk_samples : kTensorChunkSamples;
+    const int samples = std::min({wanted, kk::tensor_bound_samples(), cols});
     const int stride = prime_at_most(cols / samples);
     int slot = 0;
     for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {

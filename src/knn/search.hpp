@@ -71,6 +71,11 @@ struct SearchOptions {
   // CUDA, --select fast: query rows of one slab; 0 = 16384 for k <= 32, eight waves of
   // the block kernel above. Benchmarks sweep it.
   int fast_slab_rows = 0;
+  // CUDA, --select tensor: the smallest k whose rows are first bounded over the whole
+  // chunk, and the training rows that bound is sampled from; 0 = the search's own
+  // (src/knn/cuda_search.cu). Benchmarks sweep them.
+  int tensor_chunk_bound_from_k = 0;
+  int tensor_chunk_samples = 0;
 };
 
 class KnnSearch {

@@ -171,9 +171,9 @@ TEST(TensorSearch, AMisleadingSampleRescansTheRow) {
     EXPECT_EQ(tensor_against_fast(queries, 200, train, kDims, kRows, k, "misleading sample"), 0) << "k " << k;
 }
 
-// From k = 512 with several column blocks (50000 training rows of 224 bands fill three
+// From k = 128 with several column blocks (50000 training rows of 224 bands fill three
 // L2-sized blocks on an H100 or H200), each row is first bounded over the whole chunk
-// from every 23rd training row (the largest prime stride that 2048 samples fit): on
+// from every 5th training row (the largest prime stride that 8192 samples fit): on
 // small integers the bound is proven by its count and used; with the other rows moved
 // far away the sample sees only near rows, its bound holds fewer than k pairs, and the
 // rows keep the filter's own bound.
@@ -183,8 +183,8 @@ TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
   const auto queries = test::random_integers(kBoundQueries, kDims, 2, 96);
   for (const bool misleading : {false, true}) {
     auto train = test::random_integers(kRows, kDims, 2, 97);
-    if (misleading) move_far_but_every(train, kRows, kDims, 23);
-    for (const int k : {512, 1024, 4096}) {
+    if (misleading) move_far_but_every(train, kRows, kDims, 5);
+    for (const int k : {128, 512, 1024, 4096}) {
       const std::string what = std::string("chunk bound k ") + std::to_string(k) + (misleading ? ", misleading" : "");
       EXPECT_EQ(tensor_against_fast(queries, kBoundQueries, train, kDims, kRows, k, what), 0) << what;
     }
