@@ -12,8 +12,8 @@ log "launch: $(command -v mpirun) $(mpirun --version 2>&1 | head -1); hwloc $(co
 base="mpirun --oversubscribe --bind-to none --allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
 base+=" --mca pml ob1 --mca btl self,vader --mca osc ^ucx"
 # NAME=ENV|OPTIONS, separated by ';'; ENV is exported to mpirun and passed to every rank.
-variants=${HB_LAUNCH_VARIANTS:-"archive=|;no_io_hwloc=HWLOC_COMPONENTS=-pci,-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl|;\
-isolated=|--mca plm isolated;direct=|--mca routed direct"}
+variants=${HB_LAUNCH_VARIANTS:-"archive=|;no_gpu_plugins=HWLOC_COMPONENTS=-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl|;\
+no_pci=HWLOC_COMPONENTS=-pci|"}
 stamp_starts() {  # T0 LOG: seconds from T0 to the first and last process start
   python3 - "$1" "$2" <<'PY'
 import sys

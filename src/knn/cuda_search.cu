@@ -71,7 +71,7 @@ constexpr int kTensorBlocksFromK = 32;
 // block. The bound is sampled from 8192 training rows: against 2048 (bench_knn
 // --chunk-samples, d = 224, H200), k = 512 1.02 -> 1.09 M queries/s, k = 1024 0.76 ->
 // 0.81 M, k = 4096 0.32 -> 0.36 M (4096: between them). Against each block's own bound
-// (--chunk-bound-from-k), k = 128 1.36 -> 1.41 M, k = 160 1.30 -> 1.39 M, but k = 100
+// (--chunk-bound-from-k), k = 128 1.36 -> 1.41 M, k = 160 1.30 -> 1.38 M, but k = 100
 // 1.54 -> 1.45 M.
 constexpr int kTensorChunkBoundFromK = 128;
 constexpr int kTensorChunkSamples = 8192;
@@ -593,16 +593,15 @@ class CudaKnnSearch final : public KnnSearch {
   // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
   // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
   // `tf32`: through the tensor cores (the tensor method's approximate products).
-  // With `stride`, the training rows c0, c0 + stride, c0 + 2 stride, ... (tf32 only).
   Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot,
-                        bool tf32 = false, int stride = 1) {
+                        bool tf32 = false) {
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
     const float* train = chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_;
     const float* queries = block_queries_ + static_cast<std::int64_t>(q0) * dims_;
     if (tf32)
       HB_CUDA_TRY(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, CUDA_R_32F,
-                               stride * dims_, queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F,
+                               dims_, queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F,
                                ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                   "cublasGemmEx (TF32)");
     else
