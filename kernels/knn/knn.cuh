@@ -112,6 +112,9 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
 // row with at least k holds a proven bound on its k-th pair.
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
                                int samples, int stride, int k, float* bound, int* count, cudaStream_t stream);
+// tensor: out := in rounded to TF32 by nearest (n floats), the GEMM's inputs, so that
+// the bound need not assume the GEMM's own conversion rounds them (tensor_bound.hpp).
+cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream);
 int tensor_bound_samples();
 int tensor_max_dims();
 

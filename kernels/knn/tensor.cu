@@ -389,7 +389,24 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   }
 }
 
+// x rounded to TF32 by nearest, ties away from zero (10 stored bits; NaN stays NaN).
+__global__ void tensor_round_kernel(const float* in, float* out, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    unsigned bits = 0;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(in[i]));
+    out[i] = __uint_as_float(bits);
+  }
+}
+
 }  // namespace
+
+cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  const auto blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65536));
+  tensor_round_kernel<<<blocks, kThreads, 0, stream>>>(in, out, n);
+  return cudaGetLastError();
+}
 
 int tensor_max_dims() { return kMaxDims; }
 

@@ -14,15 +14,19 @@
 //             <= 2.02 u S + g_d (Q + T) + 2.01 u S,   with d = Q + T - 2 s.
 //    Where the expansion is recomputed in FP64 (D_f below 2 d eps S), D_f is the float
 //    of a band-order FP64 sum: |D_f - d| <= 1.01 u d <= 2.03 u S, since d <= 2 (Q + T).
-//  * Tensor-core inner product ip~ (cuBLAS, CUBLAS_COMPUTE_32F_FAST_TF32): each input is
-//    rounded to TF32 (10 stored bits; by nearest or by truncation, both within 2^-10
-//    relative), products of TF32 values are exact in FP32, and the accumulation is
-//    modelled as any-order summation whose every step errs by at most u_a = 2^-20
-//    relative (IEEE FP32 errs by 2^-24; tensor cores align to the largest term and
-//    truncate, Fasi et al. 2021, "Numerical behavior of NVIDIA tensor cores", within
-//    2^-23: 8x slack over that), with d + 1 steps (the C = 0 term): g_a = (d+1) u_a / (1 - (d+1) u_a).
-//    |ip~ - s| <= e_t P, e_t = 2^-9 + 2^-20 + g_a (1 + 2^-9 + 2^-20); products that
-//    underflow and are flushed lose less than 2^-126 each.
+//  * Tensor-core inner product ip~ (cuBLAS, CUBLAS_COMPUTE_32F_FAST_TF32): the search
+//    rounds each input to TF32 by nearest itself (10 stored bits, within 2^-11
+//    relative; tensor_round_inputs), so the GEMM's own conversion, by nearest or by
+//    truncation, leaves it unchanged; products of TF32 values are exact in FP32, and the
+//    accumulation is modelled as any-order summation whose every step errs by at most
+//    u_a = 2^-20 relative (IEEE FP32 errs by 2^-24; tensor cores align to the largest
+//    term and truncate, Fasi et al. 2021, "Numerical behavior of NVIDIA tensor cores",
+//    within 2^-23: 8x slack over that), with d + 1 steps (the C = 0 term):
+//    g_a = (d+1) u_a / (1 - (d+1) u_a). |ip~ - s| <= e_t P,
+//    e_t = 2^-10 + 2^-22 + g_a (1 + 2^-10 + 2^-22); products that underflow and are
+//    flushed lose less than 2^-126 each. (Left to the GEMM's conversion, which may
+//    truncate, each input would err by 2^-10 and e_t would be 2^-9 + 2^-20 + ...: the
+//    bracket twice as wide.)
 //  * D~ = fl32(S - 2 ip~): |D~ - d| <= 4.03 u S + e_t (Q + T) + u e_t S, as above.
 //  * Together: |D~ - D_f| <= (9u + 1.001 (e_t + g_d)) S + (2d + 16) 2^-126 =: E, the
 //    absolute term covering flushed products and subnormal FP32 results.
@@ -58,7 +62,7 @@ HB_KNN_HD inline double tensor_error_scale(int dims) {
   const double d = dims;
   const double g_d = d * u / (1.0 - d * u);
   const double g_a = (d + 1.0) * ua / (1.0 - (d + 1.0) * ua);
-  const double e_t = 0x1p-9 + 0x1p-20 + g_a * (1.0 + 0x1p-9 + 0x1p-20);
+  const double e_t = 0x1p-10 + 0x1p-22 + g_a * (1.0 + 0x1p-10 + 0x1p-22);
   return 9.0 * u + 1.001 * (e_t + g_d);
 }
 HB_KNN_HD inline double tensor_error_floor(int dims) { return (2.0 * dims + 16.0) * 0x1p-126; }

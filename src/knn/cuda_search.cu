@@ -96,6 +96,7 @@ class CudaKnnSearch final : public KnnSearch {
     for (auto* e : span_)
       if (e) cudaEventDestroy(e);
     if (rows_done_) cudaEventDestroy(rows_done_);
+    if (inputs_rounded_) cudaEventDestroy(inputs_rounded_);
     if (home_done_) cudaEventDestroy(home_done_);
     if (copy_stream_) cudaStreamDestroy(copy_stream_);
     if (gemm_stream_) cudaStreamDestroy(gemm_stream_);
@@ -109,7 +110,8 @@ class CudaKnnSearch final : public KnnSearch {
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     HB_CUDA_TRY(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1], &rows_done_, &home_done_})
+    for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1], &rows_done_, &home_done_,
+                    &inputs_rounded_})
       HB_CUDA_TRY(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
     for (auto& e : span_) HB_CUDA_TRY(cudaEventCreate(&e), "cudaEventCreate");
     HB_TRY(gather_.init());
@@ -592,13 +594,15 @@ class CudaKnnSearch final : public KnnSearch {
 
   // On the SGEMM stream, once tile `slot` is free: tile[r * ldc + c] = q_(q0 + r) .
   // t_(c0 + c) (C[cols x rows] column-major). The main stream then waits for it.
-  // `tf32`: through the tensor cores (the tensor method's approximate products).
+  // `tf32`: through the tensor cores (the tensor method's approximate products), from
+  // the copies round_to_tf32 made.
   Status inner_products(const DeviceChunk& chunk, int q0, int rows, int c0, int cols, int ldc, int slot,
                         bool tf32 = false) {
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, tile_free_[slot], 0), "cudaStreamWaitEvent");
     const float one = 1.0f, zero = 0.0f;
-    const float* train = chunk.features.as<float>() + static_cast<std::int64_t>(c0) * dims_;
-    const float* queries = block_queries_ + static_cast<std::int64_t>(q0) * dims_;
+    const float* train = (tf32 ? tf32_train_.as<float>() : chunk.features.as<float>()) +
+                         static_cast<std::int64_t>(c0) * dims_;
+    const float* queries = (tf32 ? tf32_queries_.as<float>() : block_queries_) + static_cast<std::int64_t>(q0) * dims_;
     if (tf32)
       HB_CUDA_TRY(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, dims_, &one, train, CUDA_R_32F,
                                dims_, queries, CUDA_R_32F, dims_, &zero, tiles_[slot].as<float>(), CUDA_R_32F,
@@ -636,6 +640,7 @@ class CudaKnnSearch final : public KnnSearch {
   // the last block.
   Status run_tensor(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
                     std::int64_t home_first) {
+    HB_TRY(round_to_tf32(chunk, rows));
     const int cols = static_cast<int>(chunk.count);
     const int rows_per_slab = slab_rows(SelectMethod::tensor, k);
     const int cols_per_slab = std::min(slab_cols(SelectMethod::tensor, k, chunk.dims), cols);
@@ -657,6 +662,25 @@ class CudaKnnSearch final : public KnnSearch {
         if (home && c0 + slab == cols) HB_TRY(send_rows_home(*home, home_first, q0, sub));
       }
     }
+    return {};
+  }
+
+  // tensor: the chunk's and the block's rows rounded to TF32 by nearest, the GEMM's
+  // inputs: the bound then holds whether the GEMM's own conversion rounds or truncates,
+  // and is half as wide as one that must allow truncation (tensor_bound.hpp). Made again
+  // for every block: 10^5 training rows of 224 bands take about as long as 10 us of
+  // the search.
+  Status round_to_tf32(const DeviceChunk& chunk, int rows) {
+    const std::int64_t train = chunk.count * chunk.dims, queries = std::int64_t{rows} * dims_;
+    HB_CUDA_TRY(tf32_train_.reserve(static_cast<std::size_t>(train) * 4), "cudaMalloc (TF32 training rows)");
+    HB_CUDA_TRY(tf32_queries_.reserve(static_cast<std::size_t>(queries) * 4), "cudaMalloc (TF32 queries)");
+    HB_CUDA_TRY(kk::tensor_round_inputs(chunk.features.as<float>(), tf32_train_.as<float>(), train, stream_),
+                "tensor rounding kernel");
+    HB_CUDA_TRY(kk::tensor_round_inputs(block_queries_, tf32_queries_.as<float>(), queries, stream_),
+                "tensor rounding kernel");
+    // The GEMMs run on their own stream: it waits for the copies.
+    HB_CUDA_TRY(cudaEventRecord(inputs_rounded_, stream_), "cudaEventRecord");
+    HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, inputs_rounded_, 0), "cudaStreamWaitEvent");
     return {};
   }
 
@@ -769,6 +793,7 @@ class CudaKnnSearch final : public KnnSearch {
   cudaStream_t gemm_stream_ = nullptr;  // the SGEMMs
   cudaStream_t copy_stream_ = nullptr;  // lists home while later rows are searched
   cudaEvent_t rows_done_ = nullptr;     // a slab's rows searched (main stream)
+  cudaEvent_t inputs_rounded_ = nullptr;  // tensor: the GEMMs' TF32 inputs made (main stream)
   cudaEvent_t home_done_ = nullptr;     // every row sent home (copy stream)
   cudaEvent_t tile_free_[2] = {nullptr, nullptr};
   cudaEvent_t tile_ready_[2] = {nullptr, nullptr};
@@ -797,6 +822,7 @@ class CudaKnnSearch final : public KnnSearch {
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cuda::DeviceBuffer tensor_kept_;  // tensor: each slab row's kept pairs and rescan flag
   cuda::DeviceBuffer tensor_bound_, tensor_count_;  // tensor: each block row's chunk bound and its count
+  cuda::DeviceBuffer tf32_train_, tf32_queries_;    // tensor: the chunk and the block rounded to TF32
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;

@@ -1,7 +1,8 @@
 // The tensor method's error bound (kernels/knn/tensor_bound.hpp) on the CPU: distances
 // expanded from emulated TF32 tensor-core inner products (inputs rounded to 10 bits by
-// nearest and by truncation, exact products, FP32 sums truncated toward zero in blocks
-// of 8 and in reverse order) lie within the bound of the exact rule's distance (FP32
+// nearest, as the search does, then converted again by nearest and by truncation, as
+// the GEMM may; exact products; FP32 sums truncated toward zero in blocks of 8 and in
+// reverse order) lie within the bound of the exact rule's distance (FP32
 // FMA chain, expansion, FP64 recompute below the cancellation threshold), on
 // adversarial data: values far from the origin, near-ties, duplicated rows, mixed
 // scales, at 32, 224 and 1000 bands.
@@ -64,8 +65,10 @@ float toward_zero(double x) { return rounded_toward(x, 0.0f); }
 float round_up(double x) { return rounded_toward(x, INFINITY); }
 float round_down(double x) { return rounded_toward(x, -INFINITY); }
 
-// A tensor core's inner product as modelled: blocks of 8 exact products added to the
-// accumulator at once and truncated; `reverse`: the blocks in reverse band order.
+// A tensor core's inner product as modelled, on inputs the search has rounded to TF32
+// by nearest (tensor_round_inputs): the GEMM's conversion (`truncate`: by truncation)
+// leaves them unchanged; blocks of 8 exact products added to the accumulator at once
+// and truncated; `reverse`: the blocks in reverse band order.
 float tensor_inner_product(const std::vector<float>& q, const std::vector<float>& t, bool truncate, bool reverse) {
   const std::size_t n = q.size();
   float acc = 0.0f;
@@ -73,7 +76,8 @@ float tensor_inner_product(const std::vector<float>& q, const std::vector<float>
     const std::size_t start = reverse ? (n - 1) / 8 * 8 - b : b;
     double block = acc;
     for (std::size_t i = start; i < std::min(n, start + 8); ++i)
-      block += static_cast<double>(to_tf32(q[i], truncate)) * static_cast<double>(to_tf32(t[i], truncate));
+      block += static_cast<double>(to_tf32(to_tf32(q[i], false), truncate)) *
+               static_cast<double>(to_tf32(to_tf32(t[i], false), truncate));
     acc = toward_zero(block);
   }
   return acc;
@@ -110,7 +114,7 @@ Rows random_rows(int count, int dims, double offset, double spread, std::uint32_
 TEST(TensorBound, ScaleIsAboveTheDerivedTermsAndGrowsWithBands) {
   for (const int dims : {1, 32, 224, 1000, 8192}) {
     EXPECT_GE(static_cast<double>(tensor_error_scale_f(dims)), tensor_error_scale(dims));
-    EXPECT_GT(tensor_error_scale(dims), 0x1p-9);  // at least the TF32 rounding of both inputs
+    EXPECT_GT(tensor_error_scale(dims), 0x1p-10);  // at least the TF32 rounding of both inputs
     EXPECT_GT(tensor_error_floor(dims), 0.0);
     EXPECT_TRUE(tensor_bound_applies(dims));
   }
