@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   }
 }
 
-// x rounded to TF32 by nearest, ties away from zero (10 stored bits; NaN stays NaN).
+// x rounded to TF32 by nearest, ties away from zero (10 stored bits).
 __global__ void tensor_round_kernel(const float* in, float* out, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {

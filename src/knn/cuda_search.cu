@@ -668,8 +668,8 @@ class CudaKnnSearch final : public KnnSearch {
   // tensor: the chunk's and the block's rows rounded to TF32 by nearest, the GEMM's
   // inputs: the bound then holds whether the GEMM's own conversion rounds or truncates,
   // and is half as wide as one that must allow truncation (tensor_bound.hpp). Made again
-  // for every block: 10^5 training rows of 224 bands take about as long as 10 us of
-  // the search.
+  // for every block (bench_knn's rates include it). The two copies are outside the work
+  // budget: a chunk's rows (90 MB at 10^5 x 224) and a block's.
   Status round_to_tf32(const DeviceChunk& chunk, int rows) {
     const std::int64_t train = chunk.count * chunk.dims, queries = std::int64_t{rows} * dims_;
     HB_CUDA_TRY(tf32_train_.reserve(static_cast<std::size_t>(train) * 4), "cudaMalloc (TF32 training rows)");
