@@ -105,17 +105,21 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
                           std::int64_t first_index, Lists running, Lists scratch, int* kept, const float* bound,
                           const int* count, cudaStream_t stream);
 // tensor, a whole-chunk bound a row: `products` holds TF32 inner products [rows, cols]
-// (ld) of the rows with every training row of a chunk of `cols`. bound[r] := the m-th
-// smallest upper end among `samples` columns 0, stride, 2 stride, ... (samples up to
-// tensor_bound_samples(); m above the sample's expected count of k, +inf where the sample
-// cannot say) and count[r] := the chunk's pairs whose upper end is at most bound[r]: a
-// row with at least k holds a proven bound on its k-th pair.
+// (ld) of the rows with every training row of a chunk of `cols`. Sampled from `samples`
+// columns (a multiple of tensor_sample_run(), up to tensor_bound_samples()) in runs of
+// tensor_sample_run() adjacent columns `stride` apart (stride >= tensor_sample_run()),
+// then refined by a count over the chunk: bound[r] := a value near the row's k-th
+// smallest upper end (the sample's, above its expected count of k, where the count
+// cannot refine it; +inf where the sample cannot say), count[r] := the chunk's pairs
+// whose upper end is at most bound[r]: a row with at least k holds a proven bound on
+// its k-th pair.
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
                                int samples, int stride, int k, float* bound, int* count, cudaStream_t stream);
 // tensor: out := in rounded to TF32 by nearest (n floats), the GEMM's inputs, so that
 // the bound need not assume the GEMM's own conversion rounds them (tensor_bound.hpp).
 cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream);
 int tensor_bound_samples();
+int tensor_sample_run();
 int tensor_max_dims();
 
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id

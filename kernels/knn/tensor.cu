@@ -11,9 +11,9 @@
 //    that pass are bracketed. The kept pairs
 //    (column, D~) are written over the row itself: the write position never passes the
 //    columns read (a row that keeps more than half its columns is rescanned whole).
-//    Where the search hands it a whole-chunk bound that a count proved (the chunk's
-//    sampled k-th upper end, with at least k pairs of the chunk within it:
-//    tensor_chunk_bound), that bound is tau and nothing is checked.
+//    Where the search hands it a whole-chunk bound that a count proved (near the chunk's
+//    k-th upper end, with at least k pairs of the chunk within it: tensor_chunk_bound),
+//    that bound is tau and nothing is checked.
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
 //    them (at least k pairs lie within it) replaces the sampled tau; each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
@@ -39,7 +39,8 @@ constexpr int kSamples = 2048;  // columns sampled for tau (8 KiB of shared memo
 constexpr int kBatch = 2048;    // exact distances per flush (16 KiB of shared memory)
 constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel selects from (16 KiB)
 constexpr int kMaxDims = 8192;  // the query row in shared memory (32 KiB)
-constexpr int kChunkSamples = 8192;  // the most a whole-chunk bound is sampled from (32 KiB)
+constexpr int kChunkSamples = 4096;  // the most a whole-chunk bound is sampled from (16 KiB)
+constexpr int kFront = kChunkSamples / 4;  // samples at or below its tau (m <= samples / 4)
 
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
 
@@ -198,16 +199,90 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   }
 }
 
+// The column of sample i of a whole-chunk bound: runs of kSampleRun adjacent columns,
+// `stride` apart, so that a run's loads share a 32-byte sector (8192 samples one
+// column each, 12 apart, had read two thirds of a row's bytes in sectors).
+constexpr int kSampleRun = 8;
+__device__ __forceinline__ std::int64_t sample_column(int i, int stride) {
+  return static_cast<std::int64_t>(i / kSampleRun) * stride + i % kSampleRun;
+}
+
+// The rank among n samples of `cols` columns below which the k-th pair's upper end
+// rarely lies: the sample's expected count of k less three standard deviations and 2,
+// at least 1. It opens the range that the count pass refines tau in.
+__device__ int lower_sample_rank(int k, int n, int cols) {
+  const double mean = static_cast<double>(k) * n / cols;
+  return max(1, static_cast<int>(floor(mean - 3.0 * sqrt(mean) - 2.0)));
+}
+
+constexpr int kRefineBins = 256;
+
+// Upper ends in (lo, tau] (both finite, 0 <= lo < tau) fall into kRefineBins bins of
+// equal width in their bits; bin b holds those at most bin_top(b).
+struct Refine {
+  unsigned lo_key = 0, width = 0;  // width 0: no refinement
+  __device__ Refine(float lo, float tau) {
+    const unsigned lo_bits = __float_as_uint(lo), tau_bits = __float_as_uint(tau);
+    if (lo >= 0.0f && lo < tau && tau != infinity()) {
+      lo_key = lo_bits;
+      width = (tau_bits - lo_bits + kRefineBins - 1) / kRefineBins;
+    }
+  }
+  __device__ int bin(float upper) const { return static_cast<int>((__float_as_uint(upper) - lo_key - 1) / width); }
+  __device__ float bin_top(int b, float tau) const {
+    return fminf(__uint_as_float(lo_key + static_cast<unsigned>(b + 1) * width), tau);
+  }
+};
+
+struct Choice {
+  int bins;   // taken from the bottom: 0, lo bounds k pairs; b > 0, the top of bin b - 1
+  int count;  // the pairs within that bound
+};
+
+// Warp 0: of `total` (at least k) pairs within tau, those above lo in `bins`, the fewest
+// bins from the bottom whose pairs, with those at or below lo, number at least k.
+__device__ Choice first_bin_holding(const unsigned* bins, int total, int k) {
+  const int lane = static_cast<int>(threadIdx.x);
+  constexpr int kPerLane = kRefineBins / 32;
+  int sum = 0;
+  for (int b = 0; b < kPerLane; ++b) sum += static_cast<int>(bins[kPerLane * lane + b]);
+  int inclusive = sum;
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += v;
+  }
+  const int below_lo = total - __shfl_sync(0xffffffffu, inclusive, 31);
+  if (below_lo >= k) return {0, below_lo};
+  int at = below_lo + inclusive - sum;  // at or below the top of this lane's first bin's predecessor
+  const bool crosses = at < k && at + sum >= k;
+  const unsigned crossing = __ballot_sync(0xffffffffu, crosses);
+  if (crossing == 0) return {kRefineBins, total};  // not reached: the bins hold total - below_lo
+  Choice choice{kRefineBins, total};
+  if (crosses) {
+    int b = 0;
+    while (at < k) at += static_cast<int>(bins[kPerLane * lane + b++]);
+    choice = {kPerLane * lane + b, at};
+  }
+  const int from = __ffs(static_cast<int>(crossing)) - 1;
+  return {__shfl_sync(0xffffffffu, choice.bins, from), __shfl_sync(0xffffffffu, choice.count, from)};
+}
+
 // A whole-chunk bound for row r, from its TF32 inner products with every training row
-// of the chunk: the m-th smallest upper end among `samples` columns 0, stride, 2 stride,
-// ... (m = sample_rank for the whole chunk; +inf where the sample cannot say), and the
-// count of the chunk's columns whose upper end is at most it (each pair first screened
-// with one FMA, as in the filter). A row with at least k holds a proven bound.
+// of the chunk. Sampled: tau, the m-th smallest upper end among `samples` columns
+// (sample_column; m = sample_rank for the whole chunk; +inf where the sample cannot
+// say), and lo, the lower_sample_rank-th. Then one pass over the chunk counts the
+// pairs whose upper end is at most tau (each pair first screened with one FMA, as in
+// the filter) and bins those above lo; the bound is the top of the first bin at which
+// k pairs lie within it (lo where k lie at or below lo; tau where the bins cannot
+// refine), and its count the pairs within it. A row with at least k holds a proven
+// bound, near its k-th pair's upper end rather than the sample's margin above it.
 __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, const float* products,
                                                                       int cols, int ld, int samples, int stride,
                                                                       int k, float* bound, int* count) {
   __shared__ float uppers[kChunkSamples];
+  __shared__ float front[kFront];
   __shared__ Select sel;
+  __shared__ unsigned bins[kRefineBins];
   __shared__ int total;
   const int r = static_cast<int>(blockIdx.x);
   const float* row = products + static_cast<std::int64_t>(r) * ld;
@@ -216,16 +291,31 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
   const int m = sample_rank(k, samples, cols);
   if (threadIdx.x == 0) total = 0;
-  float tau = infinity();
+  for (int b = static_cast<int>(threadIdx.x); b < kRefineBins; b += kThreads) bins[b] = 0;
+  float tau = infinity(), lo = infinity();
   if (m > 0) {  // the same for every thread of the block
     for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads) {
-      const std::int64_t c = static_cast<std::int64_t>(i) * stride;
+      const std::int64_t c = sample_column(i, stride);
       uppers[i] = bracket(row[c], qn, in.train_norms[c], scale, floor).upper;
     }
     __syncthreads();
     tau = select_upper(uppers, samples, m, sel);
+    // lo among the m or so samples at or below tau, gathered first (a selection over
+    // every sample again had cost the kernel more than the refinement saved at k = 128).
+    if (threadIdx.x == 0) total = 0;
+    __syncthreads();
+    for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads)
+      if (uppers[i] <= tau) {
+        const int at = atomicAdd(&total, 1);
+        if (at < kFront) front[at] = uppers[i];
+      }
+    __syncthreads();
+    const int gathered = total;
+    if (gathered <= kFront) lo = select_upper(front, gathered, min(m, lower_sample_rank(k, samples, cols)), sel);
+    if (threadIdx.x == 0) total = 0;
   }
   __syncthreads();
+  const Refine refine(lo, tau);
   int mine = 0;
   if (tau != infinity()) {
     const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
@@ -233,14 +323,21 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
     for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
       const float ip = row[c], tn = in.train_norms[c];
       if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
-      mine += bracket(ip, qn, tn, scale, floor).upper <= tau;
+      const float upper = bracket(ip, qn, tn, scale, floor).upper;
+      if (!(upper <= tau)) continue;
+      ++mine;
+      if (refine.width != 0 && upper > lo) atomicAdd(&bins[refine.bin(upper)], 1u);
     }
   }
   if (mine > 0) atomicAdd(&total, mine);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    bound[r] = tau;
-    count[r] = total;
+  if (threadIdx.x < 32) {
+    const bool refines = refine.width != 0 && total >= k;
+    const Choice choice = refines ? first_bin_holding(bins, total, k) : Choice{kRefineBins, total};
+    if (threadIdx.x == 0) {
+      bound[r] = !refines ? tau : choice.bins == 0 ? lo : refine.bin_top(choice.bins - 1, tau);
+      count[r] = choice.count;
+    }
   }
 }
 
@@ -412,11 +509,13 @@ int tensor_max_dims() { return kMaxDims; }
 
 int tensor_bound_samples() { return kChunkSamples; }
 
+int tensor_sample_run() { return kSampleRun; }
+
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
                                int samples, int stride, int k, float* bound, int* count, cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
-  if (samples < 1 || samples > kChunkSamples || stride < 1 || static_cast<std::int64_t>(samples - 1) * stride >= cols ||
-      ld < cols || k < 1)
+  if (samples < kSampleRun || samples > kChunkSamples || samples % kSampleRun != 0 || stride < kSampleRun ||
+      static_cast<std::int64_t>(samples / kSampleRun - 1) * stride + kSampleRun > cols || ld < cols || k < 1)
     return cudaErrorInvalidValue;
   tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, k, bound, count);
   return cudaGetLastError();

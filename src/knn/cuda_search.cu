@@ -68,13 +68,16 @@ constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
 // From k = 128 on, with more than one column block, a row's pairs are first bounded over
 // the whole chunk (run_tensor_bounded): each block's own bound keeps about k pairs a
-// block. The bound is sampled from 8192 training rows: against 2048 (bench_knn
-// --chunk-samples, d = 224, H200), k = 512 1.02 -> 1.09 M queries/s, k = 1024 0.76 ->
-// 0.81 M, k = 4096 0.32 -> 0.36 M (4096: between them). Against each block's own bound
-// (--chunk-bound-from-k), k = 128 1.36 -> 1.41 M, k = 160 1.30 -> 1.38 M, but k = 100
-// 1.54 -> 1.45 M.
+// block. The bound is sampled from 2048 training rows (runs of 8 adjacent rows) and then
+// refined by its count to near the k-th pair's upper end, so the sample's size only
+// sets the count's range: 4096 samples ran within 2 % of 2048 (bench_knn
+// --chunk-samples, d = 224, H200: k = 128 1.56 against 1.59 M queries/s, k = 1024 0.96
+// against 0.95-0.96 M), 8192 slower at k = 128 (1.35 M). Each block's own bound stays
+// below k = 128: the chunk bound from k = 32 (--chunk-bound-from-k; the build whose
+// refinement selected lo among all 8192 samples) ran k = 32 at 1.43 against 1.94 M and
+// k = 100 at 1.37 against 1.55 M.
 constexpr int kTensorChunkBoundFromK = 128;
-constexpr int kTensorChunkSamples = 8192;
+constexpr int kTensorChunkSamples = 2048;
 
 struct DeviceChunk {
   cuda::DeviceBuffer features;
@@ -392,7 +395,7 @@ class CudaKnnSearch final : public KnnSearch {
     const int from_k =
         options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
     return method == SelectMethod::tensor && k >= from_k && slab_cols(method, k, dims) < cols &&
-           std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
+           cols >= 2 * kk::tensor_sample_run() && std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
   }
 
   // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
@@ -698,9 +701,10 @@ class CudaKnnSearch final : public KnnSearch {
 
   // tensor from kTensorChunkBoundFromK (tensor_bounds_chunk): row slabs outer. One TF32
   // GEMM gives a slab's products with the whole chunk; each row is bounded by the
-  // sampled k-th closest of training rows spread over the chunk, a prime stride apart,
-  // and the bound proven by a count of the chunk's pairs within it (a row with fewer
-  // than k keeps the filter's own bound); then the column blocks are selected from the
+  // sampled k-th closest of training rows spread over the chunk (runs of adjacent rows,
+  // a prime stride apart), and the bound refined and proven by a count of the chunk's
+  // pairs within it (a row with fewer than k keeps the filter's own bound; the kernel
+  // is tensor_chunk_bound); then the column blocks are selected from the
   // same products, each block's training rows staying in the L2 while the exact stage
   // gathers them. Blocks outer with a second GEMM pass that only counted ran slower
   // (H200, d = 224, 2048 samples: k = 1024 0.61 against 0.78 M queries/s).
@@ -708,8 +712,13 @@ class CudaKnnSearch final : public KnnSearch {
                             std::int64_t home_first, int rows_per_slab, int cols_per_slab) {
     const int cols = static_cast<int>(chunk.count);
     const int wanted = options_.tensor_chunk_samples > 0 ? options_.tensor_chunk_samples : kTensorChunkSamples;
-    const int samples = std::min({wanted, kk::tensor_bound_samples(), cols});
-    const int stride = prime_at_most(cols / samples);
+    const int run = kk::tensor_sample_run();
+    // Runs of `run` columns a prime stride apart, at least 2 run (so that a prime of at
+    // least `run` lies below it): a chunk too small for the wanted runs takes fewer.
+    const int runs = std::max(1, std::min(wanted, kk::tensor_bound_samples()) / run);
+    const int taken = std::min(runs, cols / (2 * run));
+    const int stride = prime_at_most(cols / taken);
+    const int samples = taken * run;
     int slot = 0;
     for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
       const int sub = std::min(rows_per_slab, rows - q0);
