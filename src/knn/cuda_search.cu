@@ -66,17 +66,16 @@ constexpr int kBlockPathWaves = 8;
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
-// From k = 128 on, with more than one column block, a row's pairs are first bounded over
-// the whole chunk (run_tensor_bounded): each block's own bound keeps about k pairs a
-// block. The bound is sampled from 2048 training rows (runs of 8 adjacent rows) and then
-// refined by its count to near the k-th pair's upper end, so the sample's size only
-// sets the count's range: 4096 samples ran within 2 % of 2048 (bench_knn
-// --chunk-samples, d = 224, H200: k = 128 1.56 against 1.59 M queries/s, k = 1024 0.96
-// against 0.95-0.96 M), 8192 slower at k = 128 (1.35 M). Each block's own bound stays
-// below k = 128: the chunk bound from k = 32 (--chunk-bound-from-k; the build whose
-// refinement selected lo among all 8192 samples) ran k = 32 at 1.43 against 1.94 M and
-// k = 100 at 1.37 against 1.55 M.
-constexpr int kTensorChunkBoundFromK = 128;
+// From k = 32 on, with more than one column block, a row's pairs are first bounded over
+// the whole chunk and finished in one pass over it (run_tensor_bounded): each block's
+// own bound keeps about k pairs a block. Against those blocks (bench_knn
+// --chunk-bound-from-k, d = 224, H200, one call): k = 32 1.94 M queries/s either way,
+// k = 64 1.72 -> 1.87 M, k = 100 1.55 -> 1.86 M. The bound is sampled from 2048 training
+// rows (runs of 8 adjacent rows) and then refined by its count to near the k-th pair's
+// upper end, so the sample's size only sets the count's range: 4096 samples ran within
+// 2 % of 2048 (--chunk-samples, H200: k = 128 1.56 against 1.59 M, k = 1024 0.96 against
+// 0.95-0.96 M), 8192 slower at k = 128 (1.35 M).
+constexpr int kTensorChunkBoundFromK = 32;
 constexpr int kTensorChunkSamples = 2048;
 
 struct DeviceChunk {
@@ -646,9 +645,9 @@ class CudaKnnSearch final : public KnnSearch {
     HB_TRY(round_to_tf32(chunk, rows));
     const int cols = static_cast<int>(chunk.count);
     const int rows_per_slab = slab_rows(SelectMethod::tensor, k);
-    const int cols_per_slab = std::min(slab_cols(SelectMethod::tensor, k, chunk.dims), cols);
     if (tensor_bounds_chunk(SelectMethod::tensor, k, cols, chunk.dims))
-      return run_tensor_bounded(chunk, first_index, rows, k, home, home_first, rows_per_slab, cols_per_slab);
+      return run_tensor_bounded(chunk, first_index, rows, k, home, home_first, rows_per_slab);
+    const int cols_per_slab = std::min(slab_cols(SelectMethod::tensor, k, chunk.dims), cols);
     int slot = 0;
     for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
       const int slab = std::min(cols_per_slab, cols - c0);
@@ -704,12 +703,16 @@ class CudaKnnSearch final : public KnnSearch {
   // sampled k-th closest of training rows spread over the chunk (runs of adjacent rows,
   // a prime stride apart), and the bound refined and proven by a count of the chunk's
   // pairs within it (a row with fewer than k keeps the filter's own bound; the kernel
-  // is tensor_chunk_bound); then the column blocks are selected from the
-  // same products, each block's training rows staying in the L2 while the exact stage
-  // gathers them. Blocks outer with a second GEMM pass that only counted ran slower
-  // (H200, d = 224, 2048 samples: k = 1024 0.61 against 0.78 M queries/s).
+  // is tensor_chunk_bound); then the slab is filtered and finished over the whole chunk
+  // in one pass: a row's kept pairs are sorted and merged once, not once a column block.
+  // Against L2-sized column blocks selected in turn from the same products (H200,
+  // d = 224, one call, two rounds): k = 128 1.58 -> 1.80 M queries/s, k = 1024 0.96 ->
+  // 0.99-1.00 M, k = 4096 0.411 -> 0.414-0.416 M; the exact stage's gathers then range
+  // over the whole chunk, beyond the L2, and its kernel still took 9 % less time (ncu,
+  // k = 1024). Blocks outer with a second GEMM pass that only counted ran slower (H200,
+  // d = 224, 2048 samples: k = 1024 0.61 against 0.78 M queries/s).
   Status run_tensor_bounded(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
-                            std::int64_t home_first, int rows_per_slab, int cols_per_slab) {
+                            std::int64_t home_first, int rows_per_slab) {
     const int cols = static_cast<int>(chunk.count);
     const int wanted = options_.tensor_chunk_samples > 0 ? options_.tensor_chunk_samples : kTensorChunkSamples;
     const int run = kk::tensor_sample_run();
@@ -729,13 +732,10 @@ class CudaKnnSearch final : public KnnSearch {
       HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), products, sub, cols, cols, samples, stride, k, bound,
                                          count, stream_),
                   "tensor bound kernel");
-      for (int c0 = 0; c0 < cols; c0 += cols_per_slab) {
-        HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products + c0, sub, std::min(cols_per_slab, cols - c0), cols,
-                                      c0, first_index, lists_from(run_d_, run_i_, q0, k),
-                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), bound, count,
-                                      stream_),
-                    "tensor selection kernels");
-      }
+      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products, sub, cols, cols, 0, first_index,
+                                    lists_from(run_d_, run_i_, q0, k), lists_from(scratch_d_, scratch_i_, q0, k),
+                                    tensor_kept_.as<int>(), bound, count, stream_),
+                  "tensor selection kernels");
       HB_TRY(release_tile(slot));
       slot ^= 1;
       if (home) HB_TRY(send_rows_home(*home, home_first, q0, sub));

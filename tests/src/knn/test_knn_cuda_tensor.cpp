@@ -172,17 +172,17 @@ TEST(TensorSearch, AMisleadingSampleRescansTheRow) {
 }
 
 // Every training row moved 20 away in every band but those a whole-chunk bound samples
-// from 50000 rows: runs of 8 adjacent rows, 47 apart (1024 runs; 47 the largest prime
-// at most 50000 / 1024).
+// from 50000 rows: 2048 in runs of 8 adjacent rows, 193 apart (256 runs; 193 the largest
+// prime at most 50000 / 256).
 void move_far_but_sampled(std::vector<float>& train, std::int64_t rows, std::int64_t dims) {
   for (std::int64_t t = 0; t < rows; ++t)
-    if (t % 47 >= 8 || t / 47 >= 1024)
+    if (t % 193 >= 8 || t / 193 >= 256)
       for (std::int64_t b = 0; b < dims; ++b) train[static_cast<std::size_t>(t * dims + b)] += 20.0f;
 }
 
-// From k = 128 with several column blocks (50000 training rows of 224 bands fill three
+// From k = 32 with several column blocks (50000 training rows of 224 bands fill three
 // L2-sized blocks on an H100 or H200), each row is first bounded over the whole chunk
-// from 8192 sampled rows and the bound refined by a count: on small integers (ties by
+// from 2048 sampled rows and the bound refined by a count: on small integers (ties by
 // the hundred at every distance) the refined bound is proven and used; with the other
 // rows moved far away the sample sees only near rows, its bound holds fewer than k
 // pairs, and the rows keep the filter's own bound.
@@ -193,7 +193,7 @@ TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
   for (const bool misleading : {false, true}) {
     auto train = test::random_integers(kRows, kDims, 2, 97);
     if (misleading) move_far_but_sampled(train, kRows, kDims);
-    for (const int k : {128, 512, 1024, 4096}) {
+    for (const int k : {32, 128, 1024, 4096}) {
       const std::string what = std::string("chunk bound k ") + std::to_string(k) + (misleading ? ", misleading" : "");
       EXPECT_EQ(tensor_against_fast(queries, kBoundQueries, train, kDims, kRows, k, what), 0) << what;
     }
