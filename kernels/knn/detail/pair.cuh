@@ -196,10 +196,23 @@ __device__ inline void block_bitonic_sort(float* d, Index* i, int n) {
 // and `count` ascending candidates, all real and distinct from the running pairs.
 // Each pair's output rank is its position plus the number of pairs of the other run
 // that are closer (a merge path by binary search); scratch receives ranks < k and is
-// copied back. Candidate c is read as (cand_d(c), cand_i(c)).
+// copied back. Candidate c is read as (cand_d(c), cand_i(c)). An empty list (its first
+// slot empty, so every slot is) takes the first k candidates as they are, the merge's
+// result without its searches, which read the list from global memory step by step:
+// the first merge of every row of a one-chunk search.
 template <class CandD, class CandI>
 __device__ void merge_into(float* run_d, std::int64_t* run_i, int k, CandD cand_d, CandI cand_i, int count,
                            float* scratch_d, std::int64_t* scratch_i) {
+  const bool empty = run_i[0] == kNoIndex && run_d[0] == __int_as_float(0x7f800000);
+  __syncthreads();  // every thread has read the first slot before any writes it
+  if (empty) {
+    for (int c = static_cast<int>(threadIdx.x); c < min(count, k); c += static_cast<int>(blockDim.x)) {
+      run_d[c] = cand_d(c);
+      run_i[c] = cand_i(c);
+    }
+    __syncthreads();
+    return;
+  }
   for (int c = static_cast<int>(threadIdx.x); c < count; c += static_cast<int>(blockDim.x)) {
     const float d = cand_d(c);
     const std::int64_t g = cand_i(c);
