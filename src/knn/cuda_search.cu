@@ -8,8 +8,9 @@
 //  fast: SGEMM slabs of slab_rows x slab_cols (512 MiB or 2 GiB), consumed by
 //    the fused finish + filter + select kernel (a warp per row for k <= 32, a block
 //    per row above): the finished distances are never written (kernels/knn/README.md).
-//  tensor (euclidean): the same slabs from a TF32 tensor-core GEMM; the pairs its
-//    proven bound cannot rule out are finished exactly (kernels/knn/tensor.cu): fast's
+//  tensor (euclidean): the same slabs from a TF32 tensor-core GEMM (from k = 32, each
+//    row first bounded over the whole chunk); the pairs its proven bound cannot rule
+//    out are finished exactly (kernels/knn/tensor.cu): fast's
 //    lists where cuBLAS's SGEMM sums each inner product as one FMA chain in band order,
 //    which its kernels do for some shapes and not others. Cosine, or more than
 //    tensor_max_dims() bands, runs fast.
@@ -56,13 +57,15 @@ constexpr std::int64_t kWarpSlabBytes = std::int64_t{512} << 20;
 constexpr std::int64_t kBlockSlabBytes = std::int64_t{2} << 30;
 constexpr int kWarpPathRows = 16384;
 constexpr int kBlockPathWaves = 8;
-// tensor: slabs of 4096 rows by the whole chunk up to 2 GiB; from k = 32 on, by a block
-// of the chunk's columns whose training rows fill at most a third of the L2 (16384 at
-// d = 224 on an H100), blocks outer. The exact products gather k and more training rows
-// a query, and a block's stay in the L2 while every row slab of the query block is
-// searched against it (bench_knn, one H100, d = 224, N = 10^5: k = 100 0.71 -> 1.14 M
-// queries/s, ahead of fast's 0.83 M); at k = 1 and 10 the whole chunk's one GEMM and
-// filter pass run faster (1.93 against 1.68 M, 1.59 against 1.51 M).
+// tensor: slabs of 4096 rows by the whole chunk up to 2 GiB. From k = 32 on, a chunk
+// whose training rows fill more than a third of the L2 (16384 at d = 224 on an H100) is
+// bounded over whole (below); where a slab of its products exceeds the slab budget, it
+// is walked in blocks of columns of that size, blocks outer, so that the exact
+// products' gathers of k and more training rows a query stay in the L2 while every row
+// slab is searched against a block (bench_knn, one H100, d = 224, N = 10^5: k = 100
+// 0.71 -> 1.14 M queries/s against the whole chunk by each row's own bound); at k = 1
+// and 10 the whole chunk's one GEMM and filter pass run faster (1.93 against 1.68 M,
+// 1.59 against 1.51 M).
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
