@@ -92,18 +92,28 @@ int fused_pool_max_k();
 // on the current GPU: one wave.
 int fused_rows_per_wave();
 
+// tensor: what a whole-chunk bound (tensor_chunk_bound) hands the selection of a slab,
+// a row each; all null where there is none.
+struct ChunkBound {
+  float* bound = nullptr;  // near the row's k-th smallest upper end
+  int* count = nullptr;    // the chunk's pairs whose upper end is within it: proven where >= k
+  // [rows, 2 * tensor_pair_capacity()] ints: the (column, D~ bits) pairs the bound's
+  // count pass kept, where kept[2r + 1] says so; or null (the filter keeps them)
+  int* pairs = nullptr;
+};
+
 // tensor (euclidean): `slab` holds approximate inner products [rows, cols] (ld) from
 // TF32 tensor cores for training columns col0 .. col0 + cols - 1. Every pair that the
 // proven bound (tensor_bound.hpp) cannot rule out of the running top k is finished
 // exactly (FP32 FMA chain in band order, then the exact methods' rule) and merged into
 // `running`, which is sorted after every call: the lists equal fast's bit for bit
 // wherever its SGEMM rounds like that chain. The slab is overwritten (kept columns);
-// `kept` is device scratch of 2 * rows ints. dims up to tensor_max_dims(). `bound` and
-// `count` (or null): rows whose count is at least k take bound as a proven bound on
-// their k-th pair over the whole chunk (tensor_chunk_bound).
+// `kept` is device scratch of 2 * rows ints. dims up to tensor_max_dims(). With a
+// whole-chunk bound (`chunk` over the whole chunk, col0 = 0), rows whose count is at
+// least k take its bound as proven, and rows whose pairs it kept are not filtered again.
 cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
-                          std::int64_t first_index, Lists running, Lists scratch, int* kept, const float* bound,
-                          const int* count, cudaStream_t stream);
+                          std::int64_t first_index, Lists running, Lists scratch, int* kept, ChunkBound chunk,
+                          cudaStream_t stream);
 // tensor, a whole-chunk bound a row: `products` holds TF32 inner products [rows, cols]
 // (ld) of the rows with every training row of a chunk of `cols`. Sampled from `samples`
 // columns (a multiple of tensor_sample_run(), up to tensor_bound_samples()) in runs of
@@ -112,14 +122,20 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
 // smallest upper end (the sample's, above its expected count of k, where the count
 // cannot refine it; +inf where the sample cannot say), count[r] := the chunk's pairs
 // whose upper end is at most bound[r]: a row with at least k holds a proven bound on
-// its k-th pair.
+// its k-th pair. With `pairs`, the count pass also keeps the pairs the filter would
+// keep under the sampled bound (lower end within it and within running's k-th): where
+// the bound is proven and they fit tensor_pair_capacity(), kept[2r] := their count and
+// kept[2r + 1] := 2 (select_tensor then finishes them from `pairs`); else
+// kept[2r + 1] := 0.
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
-                               int samples, int stride, int k, float* bound, int* count, cudaStream_t stream);
+                               int samples, int stride, Lists running, int* kept, ChunkBound chunk,
+                               cudaStream_t stream);
 // tensor: out := in rounded to TF32 by nearest (n floats), the GEMM's inputs, so that
 // the bound need not assume the GEMM's own conversion rounds them (tensor_bound.hpp).
 cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream);
 int tensor_bound_samples();
 int tensor_sample_run();
+int tensor_pair_capacity();
 int tensor_max_dims();
 
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id

@@ -41,6 +41,7 @@ constexpr int kSortCap = 4096;  // kept pairs whose upper ends the exact kernel 
 constexpr int kMaxDims = 8192;  // the query row in shared memory (32 KiB)
 constexpr int kChunkSamples = 4096;  // the most a whole-chunk bound is sampled from (16 KiB)
 constexpr int kFront = kChunkSamples / 4;  // samples at or below its tau (m <= samples / 4)
+constexpr int kPairCap = 4096;  // pairs a row's whole-chunk count pass keeps (32 KiB a row)
 
 __device__ __forceinline__ float infinity() { return __int_as_float(0x7f800000); }
 
@@ -135,13 +136,14 @@ __device__ float sampled_tau(const float* row, const float* train_norms, int col
 // FMA (tensor_bound.hpp); only the few that pass are bracketed, each by its own lane.
 __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, float* slab, int cols, int ld,
                                                                  int col0, Lists running, int* kept,
-                                                                 const float* bound, const int* count) {
+                                                                 ChunkBound chunk) {
   __shared__ float samples[kSamples];
   __shared__ Select sel;
   __shared__ int kept_count;
   __shared__ int below_tau;
   __shared__ int overflow;
   const int r = static_cast<int>(blockIdx.x);
+  if (chunk.pairs != nullptr && kept[2 * r + 1] == 2) return;  // kept by the bound's count pass
   const int k = running.k;
   float* row = slab + static_cast<std::int64_t>(r) * ld;
   const float qn = in.query_norms[r];
@@ -154,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
     overflow = 0;
   }
   // A whole-chunk bound proven by its count (tensor_chunk_bound) needs no check here.
-  const float proven = bound != nullptr && count[r] >= k ? bound[r] : infinity();
+  const float proven = chunk.bound != nullptr && chunk.count[r] >= k ? chunk.bound[r] : infinity();
   const bool sampled = proven == infinity() && list_bound == infinity() && cols >= k;
   const float tau =
       sampled ? sampled_tau(row, in.train_norms, col0, cols, k, qn, scale, floor, samples, sel) : proven;
@@ -275,22 +277,28 @@ __device__ Choice first_bin_holding(const unsigned* bins, int total, int k) {
 // the filter) and bins those above lo; the bound is the top of the first bin at which
 // k pairs lie within it (lo where k lie at or below lo; tau where the bins cannot
 // refine), and its count the pairs within it. A row with at least k holds a proven
-// bound, near its k-th pair's upper end rather than the sample's margin above it.
+// bound, near its k-th pair's upper end rather than the sample's margin above it. With
+// chunk.pairs, the same pass keeps the pairs the filter would keep under tau (their
+// lower end within min(tau, the list's k-th)), so that a proven row is not read again.
 __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, const float* products,
                                                                       int cols, int ld, int samples, int stride,
-                                                                      int k, float* bound, int* count) {
+                                                                      Lists running, int* kept, ChunkBound chunk) {
   __shared__ float uppers[kChunkSamples];
   __shared__ float front[kFront];
   __shared__ Select sel;
   __shared__ unsigned bins[kRefineBins];
-  __shared__ int total;
+  __shared__ int total, kept_count;
   const int r = static_cast<int>(blockIdx.x);
+  const int k = running.k;
   const float* row = products + static_cast<std::int64_t>(r) * ld;
   const float qn = in.query_norms[r];
   const float scale = tensor_error_scale_f(in.dims);
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
   const int m = sample_rank(k, samples, cols);
-  if (threadIdx.x == 0) total = 0;
+  if (threadIdx.x == 0) {
+    total = 0;
+    kept_count = 0;
+  }
   for (int b = static_cast<int>(threadIdx.x); b < kRefineBins; b += kThreads) bins[b] = 0;
   float tau = infinity(), lo = infinity();
   if (m > 0) {  // the same for every thread of the block
@@ -316,6 +324,8 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
   }
   __syncthreads();
   const Refine refine(lo, tau);
+  const float limit = fminf(running.distance[static_cast<std::int64_t>(r) * k + k - 1], tau);
+  int* pairs = chunk.pairs ? chunk.pairs + static_cast<std::int64_t>(r) * 2 * kPairCap : nullptr;
   int mine = 0;
   if (tau != infinity()) {
     const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
@@ -323,10 +333,17 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
     for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
       const float ip = row[c], tn = in.train_norms[c];
       if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
-      const float upper = bracket(ip, qn, tn, scale, floor).upper;
-      if (!(upper <= tau)) continue;
-      ++mine;
-      if (refine.width != 0 && upper > lo) atomicAdd(&bins[refine.bin(upper)], 1u);
+      const Bracket b = bracket(ip, qn, tn, scale, floor);
+      if (b.upper <= tau) {
+        ++mine;
+        if (refine.width != 0 && b.upper > lo) atomicAdd(&bins[refine.bin(b.upper)], 1u);
+      }
+      if (pairs == nullptr || b.lower > limit) continue;  // as the filter keeps a pair
+      const int slot = atomicAdd(&kept_count, 1);
+      if (slot < kPairCap) {
+        pairs[2 * slot] = c;
+        pairs[2 * slot + 1] = __float_as_int(__fsub_rn(__fadd_rn(qn, tn), __fmul_rn(2.0f, ip)));
+      }
     }
   }
   if (mine > 0) atomicAdd(&total, mine);
@@ -335,8 +352,11 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
     const bool refines = refine.width != 0 && total >= k;
     const Choice choice = refines ? first_bin_holding(bins, total, k) : Choice{kRefineBins, total};
     if (threadIdx.x == 0) {
-      bound[r] = !refines ? tau : choice.bins == 0 ? lo : refine.bin_top(choice.bins - 1, tau);
-      count[r] = choice.count;
+      chunk.bound[r] = !refines ? tau : choice.bins == 0 ? lo : refine.bin_top(choice.bins - 1, tau);
+      chunk.count[r] = choice.count;
+      const bool finished_here = pairs != nullptr && choice.count >= k && kept_count <= kPairCap;
+      kept[2 * r] = kept_count;
+      kept[2 * r + 1] = finished_here ? 2 : 0;
     }
   }
 }
@@ -405,7 +425,7 @@ struct Work {
 // The kept pairs of row r (all columns where kept[2r + 1]) finished exactly and merged.
 __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld,
                                                                 int col0, std::int64_t first_index, Lists running,
-                                                                Lists scratch, const int* kept) {
+                                                                Lists scratch, const int* kept, ChunkBound chunk) {
   extern __shared__ float query[];
   __shared__ Batch batch;
   __shared__ union {  // the upper ends are selected from before any batch's work
@@ -420,8 +440,9 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   const int dims = in.dims;
   for (int b = static_cast<int>(threadIdx.x); b < dims; b += kThreads)
     query[b] = in.queries[static_cast<std::int64_t>(r) * dims + b];
-  const int* columns = reinterpret_cast<const int*>(slab + static_cast<std::int64_t>(r) * ld);
-  const bool whole_row = kept[2 * r + 1] != 0;
+  const bool whole_row = kept[2 * r + 1] == 1;
+  const int* columns = kept[2 * r + 1] == 2 ? chunk.pairs + static_cast<std::int64_t>(r) * 2 * kPairCap
+                                            : reinterpret_cast<const int*>(slab + static_cast<std::int64_t>(r) * ld);
   const int n = whole_row ? cols : kept[2 * r];
   const auto offset = static_cast<std::int64_t>(r) * k;
   float* run_d = running.distance + offset;
@@ -437,11 +458,11 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
     const float approx = __int_as_float(columns[2 * j + 1]);
     return Bracket{__fsub_rd(approx, e), __fadd_ru(approx, e)};
   };
-  float tau = infinity();
+  float tau = chunk.bound != nullptr && chunk.count[r] >= k ? chunk.bound[r] : infinity();
   if (!whole_row && n >= k && n <= kSortCap) {
     for (int j = static_cast<int>(threadIdx.x); j < n; j += kThreads) uppers[j] = ends(j).upper;
     __syncthreads();
-    tau = select_upper(uppers, n, k, sel);
+    tau = fminf(tau, select_upper(uppers, n, k, sel));
   }
   for (int b0 = 0; b0 < n; b0 += kBatch) {
     if (threadIdx.x == 0) {
@@ -511,24 +532,29 @@ int tensor_bound_samples() { return kChunkSamples; }
 
 int tensor_sample_run() { return kSampleRun; }
 
+int tensor_pair_capacity() { return kPairCap; }
+
 cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
-                               int samples, int stride, int k, float* bound, int* count, cudaStream_t stream) {
+                               int samples, int stride, Lists running, int* kept, ChunkBound chunk,
+                               cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
   if (samples < kSampleRun || samples > kChunkSamples || samples % kSampleRun != 0 || stride < kSampleRun ||
-      static_cast<std::int64_t>(samples / kSampleRun - 1) * stride + kSampleRun > cols || ld < cols || k < 1)
+      static_cast<std::int64_t>(samples / kSampleRun - 1) * stride + kSampleRun > cols || ld < cols ||
+      running.k < 1 || chunk.bound == nullptr || chunk.count == nullptr || kept == nullptr)
     return cudaErrorInvalidValue;
-  tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, k, bound, count);
+  tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, running, kept,
+                                                           chunk);
   return cudaGetLastError();
 }
 
 cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
-                          std::int64_t first_index, Lists running, Lists scratch, int* kept, const float* bound,
-                          const int* count, cudaStream_t stream) {
+                          std::int64_t first_index, Lists running, Lists scratch, int* kept, ChunkBound chunk,
+                          cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (in.metric != Metric::euclidean || in.dims < 1 || in.dims > kMaxDims || !tensor_bound_applies(in.dims) ||
-      ld < cols || running.k < 1)
+      ld < cols || running.k < 1 || (chunk.bound != nullptr && col0 != 0))
     return cudaErrorInvalidValue;
-  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept, bound, count);
+  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept, chunk);
   // The query row beside the kernel's 33 KiB of static shared memory passes the default
   // 48 KiB a block past 3836 bands.
   const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);
@@ -537,7 +563,7 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
       e != cudaSuccess)
     return e;
   tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, slab, cols, ld, col0, first_index, running,
-                                                                scratch, kept);
+                                                                scratch, kept, chunk);
   return cudaGetLastError();
 }
 

@@ -659,8 +659,8 @@ class CudaKnnSearch final : public KnnSearch {
         HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
         HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
                                       first_index, lists_from(run_d_, run_i_, q0, k),
-                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), nullptr,
-                                      nullptr, stream_),
+                                      lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), {},
+                                      stream_),
                     "tensor selection kernels");
         HB_TRY(release_tile(slot));
         slot ^= 1;
@@ -725,19 +725,26 @@ class CudaKnnSearch final : public KnnSearch {
     const int taken = std::min(runs, cols / (2 * run));
     const int stride = prime_at_most(cols / taken);
     const int samples = taken * run;
+    // The bound's count pass keeps a row's pairs itself, sparing the filter's pass over
+    // the slab, where k leaves room for them: up to half the capacity.
+    int* pairs = nullptr;
+    if (k <= kk::tensor_pair_capacity() / 2) {
+      HB_CUDA_TRY(tensor_pairs_.reserve(static_cast<std::size_t>(rows_per_slab) * kk::tensor_pair_capacity() * 8),
+                  "cudaMalloc (kept pairs)");
+      pairs = tensor_pairs_.as<int>();
+    }
     int slot = 0;
     for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
       const int sub = std::min(rows_per_slab, rows - q0);
       HB_TRY(inner_products(chunk, q0, sub, 0, cols, cols, slot, true));
       float* products = tiles_[slot].as<float>();
-      float* bound = tensor_bound_.as<float>() + q0;
-      int* count = tensor_count_.as<int>() + q0;
-      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), products, sub, cols, cols, samples, stride, k, bound,
-                                         count, stream_),
+      const kk::ChunkBound bound{tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, pairs};
+      const kk::Lists running = lists_from(run_d_, run_i_, q0, k);
+      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), products, sub, cols, cols, samples, stride, running,
+                                         tensor_kept_.as<int>(), bound, stream_),
                   "tensor bound kernel");
-      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products, sub, cols, cols, 0, first_index,
-                                    lists_from(run_d_, run_i_, q0, k), lists_from(scratch_d_, scratch_i_, q0, k),
-                                    tensor_kept_.as<int>(), bound, count, stream_),
+      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products, sub, cols, cols, 0, first_index, running,
+                                    lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), bound, stream_),
                   "tensor selection kernels");
       HB_TRY(release_tile(slot));
       slot ^= 1;
@@ -834,6 +841,7 @@ class CudaKnnSearch final : public KnnSearch {
   cuda::DeviceBuffer run_d_, run_i_, cand_d_, cand_i_, scratch_d_, scratch_i_;
   cuda::DeviceBuffer tensor_kept_;  // tensor: each slab row's kept pairs and rescan flag
   cuda::DeviceBuffer tensor_bound_, tensor_count_;  // tensor: each block row's chunk bound and its count
+  cuda::DeviceBuffer tensor_pairs_;  // tensor: a slab row's pairs kept by the chunk bound (outside the work budget)
   cuda::DeviceBuffer tf32_train_, tf32_queries_;    // tensor: the chunk and the block rounded to TF32
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
