@@ -13,9 +13,11 @@
 //    columns read (a row that keeps more than half its columns is rescanned whole).
 //    Where the search hands it a whole-chunk bound that a count proved (near the chunk's
 //    k-th upper end, with at least k pairs of the chunk within it: tensor_chunk_bound),
-//    that bound is tau and nothing is checked.
+//    that bound is tau and nothing is checked; a row whose pairs that count pass kept
+//    is not filtered at all.
 //  * exact: where a row kept k to kSortCap pairs, the k-th smallest upper end among
-//    them (at least k pairs lie within it) replaces the sampled tau; each pair whose
+//    them (at least k pairs lie within it) tightens tau (the proven whole-chunk bound,
+//    or none); each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
 //    band order, one FMA a band (cuBLAS SGEMM's rounding: a chain of FMAs from 0), a
 //    thread a pair with its row's loads 8 ahead, and is finished by the exact methods'
