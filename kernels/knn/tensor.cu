@@ -136,6 +136,7 @@ __device__ float sampled_tau(const float* row, const float* train_norms, int col
 // their count in kept[2r]; kept[2r + 1] = 1 where the sampled tau failed its check or
 // the pairs would not fit (rescan the row whole). Each pair is first screened with one
 // FMA (tensor_bound.hpp); only the few that pass are bracketed, each by its own lane.
+// A row whose pairs the bound's count pass kept (kept[2r + 1] = 2) is left alone.
 __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, float* slab, int cols, int ld,
                                                                  int col0, Lists running, int* kept,
                                                                  ChunkBound chunk) {
@@ -257,7 +258,7 @@ __device__ Choice first_bin_holding(const unsigned* bins, int total, int k) {
   }
   const int below_lo = total - __shfl_sync(0xffffffffu, inclusive, 31);
   if (below_lo >= k) return {0, below_lo};
-  int at = below_lo + inclusive - sum;  // at or below the top of this lane's first bin's predecessor
+  int at = below_lo + inclusive - sum;  // pairs below this lane's bins
   const bool crosses = at < k && at + sum >= k;
   const unsigned crossing = __ballot_sync(0xffffffffu, crosses);
   if (crossing == 0) return {kRefineBins, total};  // not reached: the bins hold total - below_lo
@@ -310,8 +311,8 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
     }
     __syncthreads();
     tau = select_upper(uppers, samples, m, sel);
-    // lo among the m or so samples at or below tau, gathered first (a selection over
-    // every sample again had cost the kernel more than the refinement saved at k = 128).
+    // lo among the m or so samples at or below tau, gathered first: the build that
+    // selected it among all the samples ran k = 128 slower than before the refinement.
     if (threadIdx.x == 0) total = 0;
     __syncthreads();
     for (int i = static_cast<int>(threadIdx.x); i < samples; i += kThreads)
@@ -424,7 +425,9 @@ struct Work {
   int count;
 };
 
-// The kept pairs of row r (all columns where kept[2r + 1]) finished exactly and merged.
+// The kept pairs of row r finished exactly and merged: those the filter wrote over the
+// slab row, those the bound's count pass kept where kept[2r + 1] is 2, every column
+// where it is 1.
 __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld,
                                                                 int col0, std::int64_t first_index, Lists running,
                                                                 Lists scratch, const int* kept, ChunkBound chunk) {
