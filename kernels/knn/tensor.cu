@@ -53,11 +53,19 @@ struct Bracket {
 
 // [D~ - E, D~ + E], rounded outward; NaN or infinite where the norms overflow (such a
 // pair is always kept: !(lower > T)).
-__device__ __forceinline__ Bracket bracket(float ip, float qn, float tn, float scale, float floor) {
-  const float s = __fadd_rn(qn, tn);
-  const float approx = __fsub_rn(s, __fmul_rn(2.0f, ip));
-  const float e = __fmaf_ru(s, scale, floor);
+// D~ = fl(|q|^2 + |t|^2 - 2 ip~), what a kept pair carries to the exact stage.
+__device__ __forceinline__ float approx_distance(float ip, float qn, float tn) {
+  return __fsub_rn(__fadd_rn(qn, tn), __fmul_rn(2.0f, ip));
+}
+
+// [D~ - E, D~ + E] from a pair's D~.
+__device__ __forceinline__ Bracket bracket_of(float approx, float qn, float tn, float scale, float floor) {
+  const float e = __fmaf_ru(__fadd_rn(qn, tn), scale, floor);
   return {__fsub_rd(approx, e), __fadd_ru(approx, e)};
+}
+
+__device__ __forceinline__ Bracket bracket(float ip, float qn, float tn, float scale, float floor) {
+  return bracket_of(approx_distance(ip, qn, tn), qn, tn, scale, floor);
 }
 
 // Where a selection keeps its digit histogram and the digit it chose.
@@ -190,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
       const int slot = 2 * atomicAdd(&kept_count, 1);
       if (slot + 1 < writable) {
         out[slot] = c;
-        row[slot + 1] = __fsub_rn(__fadd_rn(qn, tn[j]), __fmul_rn(2.0f, ip[j]));
+        row[slot + 1] = approx_distance(ip[j], qn, tn[j]);
       } else {
         overflow = 1;
       }
@@ -345,7 +353,7 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
       const int slot = atomicAdd(&kept_count, 1);
       if (slot < kPairCap) {
         pairs[2 * slot] = c;
-        pairs[2 * slot + 1] = __float_as_int(__fsub_rn(__fadd_rn(qn, tn), __fmul_rn(2.0f, ip)));
+        pairs[2 * slot + 1] = __float_as_int(approx_distance(ip, qn, tn));
       }
     }
   }
@@ -459,9 +467,7 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   // The kept pair j's lower and upper ends, from its D~.
   const auto ends = [&](int j) {
     const float tn = in.train_norms[col0 + columns[2 * j]];
-    const float e = __fmaf_ru(__fadd_rn(qn, tn), scale, floor);
-    const float approx = __int_as_float(columns[2 * j + 1]);
-    return Bracket{__fsub_rd(approx, e), __fadd_ru(approx, e)};
+    return bracket_of(__int_as_float(columns[2 * j + 1]), qn, tn, scale, floor);
   };
   float tau = chunk.bound != nullptr && chunk.count[r] >= k ? chunk.bound[r] : infinity();
   if (!whole_row && n >= k && n <= kSortCap) {
