@@ -57,28 +57,32 @@ constexpr std::int64_t kWarpSlabBytes = std::int64_t{512} << 20;
 constexpr std::int64_t kBlockSlabBytes = std::int64_t{2} << 30;
 constexpr int kWarpPathRows = 16384;
 constexpr int kBlockPathWaves = 8;
-// tensor: slabs of 4096 rows by the whole chunk up to 2 GiB. From k = 32 on, a chunk
+// tensor: slabs of 4096 rows by the whole chunk up to 2 GiB. From k = 10 on, a chunk
 // whose training rows fill more than a third of the L2 (16384 at d = 224 on an H100) is
-// bounded over whole (below); where a slab of its products exceeds the slab budget, it
-// is walked in blocks of columns of that size, blocks outer, so that the exact
-// products' gathers of k and more training rows a query stay in the L2 while every row
-// slab is searched against a block (bench_knn, one H100, d = 224, N = 10^5: k = 100
-// 0.71 -> 1.14 M queries/s against the whole chunk by each row's own bound); at k = 1
-// and 10 the whole chunk's one GEMM and filter pass run faster (1.93 against 1.68 M,
-// 1.59 against 1.51 M).
+// bounded over whole (below). Without that bound from k = 32, where a slab of its
+// products exceeds the slab budget, it is walked in blocks of columns of that size,
+// blocks outer, so that the exact products' gathers of k and more training rows a query
+// stay in the L2 while every row slab is searched against a block (bench_knn, one H100,
+// d = 224, N = 10^5: k = 100 0.71 -> 1.14 M queries/s against the whole chunk by each
+// row's own bound); at k = 1 and 10 the whole chunk's one GEMM and filter pass run
+// faster (1.93 against 1.68 M, 1.59 against 1.51 M).
 constexpr int kTensorRows = 4096;
 constexpr int kTensorL2Share = 3;
 constexpr int kTensorBlocksFromK = 32;
-// From k = 32 on, with more than one column block, a row's pairs are first bounded over
-// the whole chunk and finished in one pass over it (run_tensor_bounded): each block's
-// own bound keeps about k pairs a block. Against those blocks (bench_knn
-// --chunk-bound-from-k, d = 224, H200, one call): k = 32 1.94 M queries/s either way,
-// k = 64 1.72 -> 1.87 M, k = 100 1.55 -> 1.86 M. The bound is sampled from 2048 training
-// rows (runs of 8 adjacent rows) and then refined by its count to near the k-th pair's
-// upper end, so the sample's size only sets the count's range: 4096 samples ran within
-// 2 % of 2048 (--chunk-samples, H200: k = 128 1.56 against 1.59 M, k = 1024 0.96 against
-// 0.95-0.96 M), 8192 slower at k = 128 (1.35 M).
-constexpr int kTensorChunkBoundFromK = 32;
+// From k = 10 on, where the chunk's rows outgrow that third of the L2, a row's pairs are
+// first bounded over the whole chunk and finished in one pass over it
+// (run_tensor_bounded). From k = 32 that replaces column blocks, each of whose own bound
+// keeps about k pairs a block (bench_knn --chunk-bound-from-k, d = 224, H200, one call:
+// k = 32 1.94 M queries/s either way, k = 64 1.72 -> 1.87 M, k = 100 1.55 -> 1.86 M);
+// below it, the filter's one pass over the whole chunk (H200, one call: k = 10 2.13 ->
+// 2.46 M, k = 16 2.13 -> 2.43 M; not k = 4, 2.55 against 2.51 M, nor k = 1, 2.60
+// against 2.54 M, where the filter's own sample already bounds the row closely). The
+// bound is sampled from 2048 training rows (runs of 8 adjacent rows) and then refined by
+// its count to near the k-th pair's upper end, so the sample's size only sets the
+// count's range: 4096 samples ran within 2 % of 2048 (--chunk-samples, H200: k = 128
+// 1.56 against 1.59 M, k = 1024 0.96 against 0.95-0.96 M), 8192 slower at k = 128
+// (1.35 M).
+constexpr int kTensorChunkBoundFromK = 10;
 constexpr int kTensorChunkSamples = 2048;
 
 struct DeviceChunk {
@@ -391,13 +395,17 @@ class CudaKnnSearch final : public KnnSearch {
   }
 
   // tensor from kTensorChunkBoundFromK, where a chunk of `cols` rows spans more than one
-  // column block and a slab of the rows' products with the whole chunk fits a slab's
-  // bytes: each row is first bounded over the whole chunk (run_tensor_bounded).
+  // column block (or, below kTensorBlocksFromK, would) and a slab of the rows' products
+  // with the whole chunk fits a slab's bytes: each row is first bounded over the whole
+  // chunk (run_tensor_bounded).
   bool tensor_bounds_chunk(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
     const int from_k =
         options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
-    return method == SelectMethod::tensor && k >= from_k && slab_cols(method, k, dims) < cols &&
-           cols >= 2 * kk::tensor_sample_run() && std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
+    const bool outgrows_l2 = k >= kTensorBlocksFromK
+                                 ? slab_cols(method, k, dims) < cols
+                                 : l2_bytes_ > 0 && l2_bytes_ / kTensorL2Share / (4 * dims) < cols;
+    return method == SelectMethod::tensor && k >= from_k && outgrows_l2 && cols >= 2 * kk::tensor_sample_run() &&
+           std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
   }
 
   // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
