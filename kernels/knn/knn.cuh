@@ -102,8 +102,17 @@ struct ChunkBound {
   int* pairs = nullptr;
 };
 
+// tensor: the rows' shares of the bound's scale, from their own rounding to TF32
+// (tensor_round_rows; tensor_bound.hpp): each query row's, from the slab's first row,
+// and the largest of the chunk's training rows' (a pair's scale takes both).
+struct RoundingShares {
+  const float* query = nullptr;      // [rows]
+  const float* train_max = nullptr;  // [1]
+};
+
 // tensor (euclidean): `slab` holds approximate inner products [rows, cols] (ld) from
-// TF32 tensor cores for training columns col0 .. col0 + cols - 1. Every pair that the
+// TF32 tensor cores of the rows rounded by tensor_round_rows, whose shares `shares`
+// holds, for training columns col0 .. col0 + cols - 1. Every pair that the
 // proven bound (tensor_bound.hpp) cannot rule out of the running top k is finished
 // exactly (FP32 FMA chain in band order, then the exact methods' rule) and merged into
 // `running`, which is sorted after every call: the lists equal fast's bit for bit
@@ -111,9 +120,9 @@ struct ChunkBound {
 // `kept` is device scratch of 2 * rows ints. dims up to tensor_max_dims(). With a
 // whole-chunk bound (`chunk` over the whole chunk, col0 = 0), rows whose count is at
 // least k take its bound as proven, and rows whose pairs it kept are not filtered again.
-cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
-                          std::int64_t first_index, Lists running, Lists scratch, int* kept, ChunkBound chunk,
-                          cudaStream_t stream);
+cudaError_t select_tensor(const DistanceInputs& in, const RoundingShares& shares, float* slab, int rows, int cols,
+                          int ld, int col0, std::int64_t first_index, Lists running, Lists scratch, int* kept,
+                          ChunkBound chunk, cudaStream_t stream);
 // tensor, a whole-chunk bound a row: `products` holds TF32 inner products [rows, cols]
 // (ld) of the rows with every training row of a chunk of `cols`. Sampled from `samples`
 // columns (a multiple of tensor_sample_run(), up to tensor_bound_samples()) in runs of
@@ -127,12 +136,14 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
 // the bound is proven and they fit tensor_pair_capacity(), kept[2r] := their count and
 // kept[2r + 1] := 2 (select_tensor then finishes them from `pairs`); else
 // kept[2r + 1] := 0.
-cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
-                               int samples, int stride, Lists running, int* kept, ChunkBound chunk,
-                               cudaStream_t stream);
-// tensor: out := in rounded to TF32 by nearest (n floats), the GEMM's inputs, so that
-// the bound need not assume the GEMM's own conversion rounds them (tensor_bound.hpp).
-cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream);
+cudaError_t tensor_chunk_bound(const DistanceInputs& in, const RoundingShares& shares, const float* products,
+                               int rows, int cols, int ld, int samples, int stride, Lists running, int* kept,
+                               ChunkBound chunk, cudaStream_t stream);
+// tensor: out := in rounded to TF32 by nearest ([rows, dims]), the GEMM's inputs, so
+// that the bound need not assume the GEMM's own conversion rounds them, and share[r] :=
+// row r's share of the bound's scale (tensor_rounding_share, rounded up).
+cudaError_t tensor_round_rows(const float* in, float* out, std::int64_t rows, int dims, float* share,
+                              cudaStream_t stream);
 int tensor_bound_samples();
 int tensor_sample_run();
 int tensor_pair_capacity();

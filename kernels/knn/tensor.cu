@@ -1,8 +1,9 @@
 // tensor: exact k-selection from a slab of TF32 tensor-core inner products. Two kernels,
 // one block per query row each:
 //  * filter: every pair's distance D~ is expanded from the approximate inner product
-//    and bracketed by the proven bound E (tensor_bound.hpp): [D~ - E, D~ + E] holds the
-//    FP32 distance the exact methods compute. The row keeps every pair whose lower end
+//    and bracketed by the proven bound E (tensor_bound.hpp), whose scale holds the two
+//    rows' own shares of their rounding to TF32: [D~ - E, D~ + E] holds the FP32
+//    distance the exact methods compute. The row keeps every pair whose lower end
 //    is at most T = min(the running list's k-th distance, tau), where tau is the k-th
 //    smallest upper end: sampled (the m-th of 2048 evenly spaced columns, m above the
 //    sample's expected count of k) and checked in the same pass (at least k upper ends
@@ -66,6 +67,14 @@ __device__ __forceinline__ Bracket bracket_of(float approx, float qn, float tn, 
 
 __device__ __forceinline__ Bracket bracket(float ip, float qn, float tn, float scale, float floor) {
   return bracket_of(approx_distance(ip, qn, tn), qn, tn, scale, floor);
+}
+
+// Row r's scale for every pair of the chunk: the rest of the scale, the row's own share
+// and the chunk's largest share, summed rounding up (tensor_bound.hpp). The largest
+// share in place of each training row's own: about 1.2-1.3 times a typical one on
+// uniform values and spectra, and no load a pair.
+__device__ __forceinline__ float row_scale(int dims, const RoundingShares& shares, int r) {
+  return __fadd_ru(__fadd_ru(tensor_error_scale_f(dims), shares.query[r]), *shares.train_max);
 }
 
 // Where a selection keeps its digit histogram and the digit it chose.
@@ -145,9 +154,9 @@ __device__ float sampled_tau(const float* row, const float* train_norms, int col
 // the pairs would not fit (rescan the row whole). Each pair is first screened with one
 // FMA (tensor_bound.hpp); only the few that pass are bracketed, each by its own lane.
 // A row whose pairs the bound's count pass kept (kept[2r + 1] = 2) is left alone.
-__global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, float* slab, int cols, int ld,
-                                                                 int col0, Lists running, int* kept,
-                                                                 ChunkBound chunk) {
+__global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs in, RoundingShares shares,
+                                                                 float* slab, int cols, int ld, int col0,
+                                                                 Lists running, int* kept, ChunkBound chunk) {
   __shared__ float samples[kSamples];
   __shared__ Select sel;
   __shared__ int kept_count;
@@ -158,7 +167,7 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   const int k = running.k;
   float* row = slab + static_cast<std::int64_t>(r) * ld;
   const float qn = in.query_norms[r];
-  const float scale = tensor_error_scale_f(in.dims);
+  const float scale = row_scale(in.dims, shares, r);
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
   const float list_bound = running.distance[static_cast<std::int64_t>(r) * k + k - 1];
   if (threadIdx.x == 0) {
@@ -174,7 +183,8 @@ __global__ void __launch_bounds__(kThreads) tensor_filter_kernel(DistanceInputs 
   const float limit = fminf(list_bound, tau);
   // Every pair kept (lower end <= limit) or counted (upper end <= tau) passes the screen.
   const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
-  const float screen = __double2float_ru(tensor_screen_limit(tau != infinity() ? tau : limit, qn, largest, in.dims));
+  const float screen =
+      __double2float_ru(tensor_screen_limit(tau != infinity() ? tau : limit, qn, largest, scale, in.dims));
   const float* norms = in.train_norms + col0;
   int* out = reinterpret_cast<int*>(row);
   int mine_below = 0;
@@ -291,9 +301,10 @@ __device__ Choice first_bin_holding(const unsigned* bins, int total, int k) {
 // bound, near its k-th pair's upper end rather than the sample's margin above it. With
 // chunk.pairs, the same pass keeps the pairs the filter would keep under tau (their
 // lower end within min(tau, the list's k-th)), so that a proven row is not read again.
-__global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, const float* products,
-                                                                      int cols, int ld, int samples, int stride,
-                                                                      Lists running, int* kept, ChunkBound chunk) {
+__global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceInputs in, RoundingShares shares,
+                                                                      const float* products, int cols, int ld,
+                                                                      int samples, int stride, Lists running,
+                                                                      int* kept, ChunkBound chunk) {
   __shared__ float uppers[kChunkSamples];
   __shared__ float front[kFront];
   __shared__ Select sel;
@@ -303,7 +314,7 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
   const int k = running.k;
   const float* row = products + static_cast<std::int64_t>(r) * ld;
   const float qn = in.query_norms[r];
-  const float scale = tensor_error_scale_f(in.dims);
+  const float scale = row_scale(in.dims, shares, r);
   const float floor = static_cast<float>(tensor_error_floor(in.dims));
   const int m = sample_rank(k, samples, cols);
   if (threadIdx.x == 0) {
@@ -340,7 +351,7 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
   int mine = 0;
   if (tau != infinity()) {
     const float largest = in.train_norm_max ? *in.train_norm_max : infinity();
-    const float screen = __double2float_ru(tensor_screen_limit(tau, qn, largest, in.dims));
+    const float screen = __double2float_ru(tensor_screen_limit(tau, qn, largest, scale, in.dims));
     for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) {
       const float ip = row[c], tn = in.train_norms[c];
       if (__fmaf_rn(-2.0f, ip, tn) > screen) continue;
@@ -436,8 +447,9 @@ struct Work {
 // The kept pairs of row r finished exactly and merged: those the filter wrote over the
 // slab row, those the bound's count pass kept where kept[2r + 1] is 2, every column
 // where it is 1.
-__global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, const float* slab, int cols, int ld,
-                                                                int col0, std::int64_t first_index, Lists running,
+__global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, RoundingShares shares,
+                                                                const float* slab, int cols, int ld, int col0,
+                                                                std::int64_t first_index, Lists running,
                                                                 Lists scratch, const int* kept, ChunkBound chunk) {
   extern __shared__ float query[];
   __shared__ Batch batch;
@@ -462,7 +474,7 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   std::int64_t* run_i = running.index + offset;
   const float qn = in.query_norms[r];
   const float refine = detail::refine_below(dims);
-  const float scale = tensor_error_scale_f(dims);
+  const float scale = row_scale(dims, shares, r);
   const float floor = static_cast<float>(tensor_error_floor(dims));
   // The kept pair j's lower and upper ends, from its D~.
   const auto ends = [&](int j) {
@@ -518,22 +530,42 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   }
 }
 
-// x rounded to TF32 by nearest, ties away from zero (10 stored bits).
-__global__ void tensor_round_kernel(const float* in, float* out, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    unsigned bits = 0;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(in[i]));
-    out[i] = __uint_as_float(bits);
+// Rows rounded to TF32 by nearest, ties away from zero (10 stored bits), a warp a row,
+// with the row's share of the bound's scale from its rounding errors (the order of the
+// FP64 sums only moves them by far less than the share's slack).
+__global__ void tensor_round_rows_kernel(const float* in, float* out, std::int64_t rows, int dims, float* share) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32; r < rows;
+       r += warps) {
+    double err2 = 0.0, norm2 = 0.0;
+    for (int b = lane; b < dims; b += 32) {
+      const std::int64_t i = r * dims + b;
+      const float x = in[i];
+      unsigned bits = 0;
+      asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
+      out[i] = __uint_as_float(bits);
+      const double e = static_cast<double>(__uint_as_float(bits)) - static_cast<double>(x);  // exact
+      err2 = fma(e, e, err2);
+      norm2 = fma(static_cast<double>(x), static_cast<double>(x), norm2);
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      err2 += __shfl_down_sync(0xffffffffu, err2, offset);
+      norm2 += __shfl_down_sync(0xffffffffu, norm2, offset);
+    }
+    if (lane == 0) share[r] = __double2float_ru(tensor_rounding_share(err2, norm2));
   }
 }
 
 }  // namespace
 
-cudaError_t tensor_round_inputs(const float* in, float* out, std::int64_t n, cudaStream_t stream) {
-  if (n <= 0) return cudaSuccess;
-  const auto blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65536));
-  tensor_round_kernel<<<blocks, kThreads, 0, stream>>>(in, out, n);
+cudaError_t tensor_round_rows(const float* in, float* out, std::int64_t rows, int dims, float* share,
+                              cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  if (dims < 1) return cudaErrorInvalidValue;
+  constexpr int kRowsPerBlock = kThreads / 32;
+  const auto blocks = static_cast<int>(std::min<std::int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65536));
+  tensor_round_rows_kernel<<<blocks, kThreads, 0, stream>>>(in, out, rows, dims, share);
   return cudaGetLastError();
 }
 
@@ -545,27 +577,29 @@ int tensor_sample_run() { return kSampleRun; }
 
 int tensor_pair_capacity() { return kPairCap; }
 
-cudaError_t tensor_chunk_bound(const DistanceInputs& in, const float* products, int rows, int cols, int ld,
-                               int samples, int stride, Lists running, int* kept, ChunkBound chunk,
-                               cudaStream_t stream) {
+cudaError_t tensor_chunk_bound(const DistanceInputs& in, const RoundingShares& shares, const float* products,
+                               int rows, int cols, int ld, int samples, int stride, Lists running, int* kept,
+                               ChunkBound chunk, cudaStream_t stream) {
   if (rows <= 0) return cudaSuccess;
   if (samples < kSampleRun || samples > kChunkSamples || samples % kSampleRun != 0 || stride < kSampleRun ||
       static_cast<std::int64_t>(samples / kSampleRun - 1) * stride + kSampleRun > cols || ld < cols ||
-      running.k < 1 || chunk.bound == nullptr || chunk.count == nullptr || kept == nullptr)
+      running.k < 1 || chunk.bound == nullptr || chunk.count == nullptr || kept == nullptr ||
+      shares.query == nullptr || shares.train_max == nullptr)
     return cudaErrorInvalidValue;
-  tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, products, cols, ld, samples, stride, running, kept,
-                                                           chunk);
+  tensor_chunk_bound_kernel<<<rows, kThreads, 0, stream>>>(in, shares, products, cols, ld, samples, stride, running,
+                                                           kept, chunk);
   return cudaGetLastError();
 }
 
-cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int cols, int ld, int col0,
-                          std::int64_t first_index, Lists running, Lists scratch, int* kept, ChunkBound chunk,
-                          cudaStream_t stream) {
+cudaError_t select_tensor(const DistanceInputs& in, const RoundingShares& shares, float* slab, int rows, int cols,
+                          int ld, int col0, std::int64_t first_index, Lists running, Lists scratch, int* kept,
+                          ChunkBound chunk, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   if (in.metric != Metric::euclidean || in.dims < 1 || in.dims > kMaxDims || !tensor_bound_applies(in.dims) ||
-      ld < cols || running.k < 1 || (chunk.bound != nullptr && col0 != 0))
+      ld < cols || running.k < 1 || (chunk.bound != nullptr && col0 != 0) || shares.query == nullptr ||
+      shares.train_max == nullptr)
     return cudaErrorInvalidValue;
-  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, slab, cols, ld, col0, running, kept, chunk);
+  tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, shares, slab, cols, ld, col0, running, kept, chunk);
   // The query row beside the kernel's 33 KiB of static shared memory passes the default
   // 48 KiB a block past 3836 bands.
   const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);
@@ -573,8 +607,8 @@ cudaError_t select_tensor(const DistanceInputs& in, float* slab, int rows, int c
                                                  static_cast<int>(query_bytes));
       e != cudaSuccess)
     return e;
-  tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, slab, cols, ld, col0, first_index, running,
-                                                                scratch, kept, chunk);
+  tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, shares, slab, cols, ld, col0, first_index,
+                                                                running, scratch, kept, chunk);
   return cudaGetLastError();
 }
 

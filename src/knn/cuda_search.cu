@@ -665,8 +665,8 @@ class CudaKnnSearch final : public KnnSearch {
       for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
         const int sub = std::min(rows_per_slab, rows - q0);
         HB_TRY(inner_products(chunk, q0, sub, c0, slab, cols_per_slab, slot, true));
-        HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), tiles_[slot].as<float>(), sub, slab, cols_per_slab, c0,
-                                      first_index, lists_from(run_d_, run_i_, q0, k),
+        HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), shares_from(q0, chunk.count), tiles_[slot].as<float>(), sub,
+                                      slab, cols_per_slab, c0, first_index, lists_from(run_d_, run_i_, q0, k),
                                       lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), {},
                                       stream_),
                     "tensor selection kernels");
@@ -680,21 +680,34 @@ class CudaKnnSearch final : public KnnSearch {
 
   // tensor: the chunk's and the block's rows rounded to TF32 by nearest, the GEMM's
   // inputs: the bound then holds whether the GEMM's own conversion rounds or truncates,
-  // and is half as wide as one that must allow truncation (tensor_bound.hpp). Made again
-  // for every block (bench_knn's rates include it). The two copies are outside the work
-  // budget: a chunk's rows (90 MB at 10^5 x 224) and a block's.
+  // and is half as wide as one that must allow truncation (tensor_bound.hpp); with each
+  // row's share of the bound's scale from its own rounding, and the chunk's largest.
+  // Made again for every block (bench_knn's rates include it). The two copies are
+  // outside the work budget: a chunk's rows (90 MB at 10^5 x 224) and a block's.
   Status round_to_tf32(const DeviceChunk& chunk, int rows) {
     const std::int64_t train = chunk.count * chunk.dims, queries = std::int64_t{rows} * dims_;
     HB_CUDA_TRY(tf32_train_.reserve(static_cast<std::size_t>(train) * 4), "cudaMalloc (TF32 training rows)");
     HB_CUDA_TRY(tf32_queries_.reserve(static_cast<std::size_t>(queries) * 4), "cudaMalloc (TF32 queries)");
-    HB_CUDA_TRY(kk::tensor_round_inputs(chunk.features.as<float>(), tf32_train_.as<float>(), train, stream_),
+    HB_CUDA_TRY(train_shares_.reserve(static_cast<std::size_t>(chunk.count + 1) * 4), "cudaMalloc (TF32 shares)");
+    HB_CUDA_TRY(query_shares_.reserve(static_cast<std::size_t>(rows) * 4), "cudaMalloc (TF32 shares)");
+    HB_CUDA_TRY(kk::tensor_round_rows(chunk.features.as<float>(), tf32_train_.as<float>(), chunk.count,
+                                      static_cast<int>(chunk.dims), train_shares_.as<float>(), stream_),
                 "tensor rounding kernel");
-    HB_CUDA_TRY(kk::tensor_round_inputs(block_queries_, tf32_queries_.as<float>(), queries, stream_),
+    HB_CUDA_TRY(kk::largest_norm(train_shares_.as<float>(), static_cast<int>(chunk.count),
+                                 train_shares_.as<float>() + chunk.count, stream_),
+                "largest share kernel");
+    HB_CUDA_TRY(kk::tensor_round_rows(block_queries_, tf32_queries_.as<float>(), rows, dims_, query_shares_.as<float>(),
+                                      stream_),
                 "tensor rounding kernel");
     // The GEMMs run on their own stream: it waits for the copies.
     HB_CUDA_TRY(cudaEventRecord(inputs_rounded_, stream_), "cudaEventRecord");
     HB_CUDA_TRY(cudaStreamWaitEvent(gemm_stream_, inputs_rounded_, 0), "cudaStreamWaitEvent");
     return {};
+  }
+
+  // The rounding shares of a slab's rows from row q0 of the block, and the chunk's largest.
+  kk::RoundingShares shares_from(int q0, std::int64_t chunk_rows) const {
+    return {query_shares_.as<float>() + q0, train_shares_.as<float>() + chunk_rows};
   }
 
   // The largest prime at most n (1 for n < 2): a sampling stride that no period of the
@@ -748,11 +761,12 @@ class CudaKnnSearch final : public KnnSearch {
       float* products = tiles_[slot].as<float>();
       const kk::ChunkBound bound{tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, pairs};
       const kk::Lists running = lists_from(run_d_, run_i_, q0, k);
-      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), products, sub, cols, cols, samples, stride, running,
-                                         tensor_kept_.as<int>(), bound, stream_),
+      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, cols,
+                                         samples, stride, running, tensor_kept_.as<int>(), bound, stream_),
                   "tensor bound kernel");
-      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), products, sub, cols, cols, 0, first_index, running,
-                                    lists_from(scratch_d_, scratch_i_, q0, k), tensor_kept_.as<int>(), bound, stream_),
+      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, cols, 0,
+                                    first_index, running, lists_from(scratch_d_, scratch_i_, q0, k),
+                                    tensor_kept_.as<int>(), bound, stream_),
                   "tensor selection kernels");
       HB_TRY(release_tile(slot));
       slot ^= 1;
@@ -851,6 +865,7 @@ class CudaKnnSearch final : public KnnSearch {
   cuda::DeviceBuffer tensor_bound_, tensor_count_;  // tensor: each block row's chunk bound and its count
   cuda::DeviceBuffer tensor_pairs_;  // tensor: a slab row's pairs kept by the chunk bound (outside the work budget)
   cuda::DeviceBuffer tf32_train_, tf32_queries_;    // tensor: the chunk and the block rounded to TF32
+  cuda::DeviceBuffer train_shares_, query_shares_;  // tensor: their rows' shares of the bound (and the chunk's largest)
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;

@@ -1,4 +1,5 @@
-// The tensor method's error bound (kernels/knn/tensor_bound.hpp) on the CPU: distances
+// The tensor method's error bound (kernels/knn/tensor_bound.hpp) on the CPU, its scale
+// made of the rows' own rounding shares as the search makes it: distances
 // expanded from emulated TF32 tensor-core inner products (inputs rounded to 10 bits by
 // nearest, as the search does, then converted again by nearest and by truncation, as
 // the GEMM may; exact products; FP32 sums truncated toward zero in blocks of 8 and in
@@ -83,12 +84,38 @@ float tensor_inner_product(const std::vector<float>& q, const std::vector<float>
   return acc;
 }
 
+// A row's share of the scale as tensor_round_rows makes it, rounded up to a float.
+float share_of(const std::vector<float>& x) {
+  double err2 = 0.0, norm2 = 0.0;
+  for (const float v : x) {
+    const double e = static_cast<double>(to_tf32(v, false)) - v;
+    err2 += e * e;
+    norm2 += static_cast<double>(v) * v;
+  }
+  return round_up(tensor_rounding_share(err2, norm2));
+}
+
+// The scale of a query row against a chunk: tensor_error_scale_f with the row's share
+// and the chunk's largest, summed rounding up (tensor.cu's row_scale).
+float row_scale(const std::vector<float>& q, float chunk_share, int dims) {
+  return round_up(static_cast<double>(round_up(static_cast<double>(tensor_error_scale_f(dims)) + share_of(q))) +
+                  chunk_share);
+}
+
+float largest_share(const Rows& rows) {
+  float largest = 0.0f;
+  for (const auto& row : rows) largest = std::max(largest, share_of(row));
+  return largest;
+}
+
 // The largest |D~ - D_f| / E over every pair of `rows`, every emulation.
 double worst_ratio(const Rows& rows) {
   double worst = 0.0;
   const int dims = static_cast<int>(rows.front().size());
-  const double scale = tensor_error_scale_f(dims), floor = tensor_error_floor(dims);
-  for (std::size_t a = 0; a < rows.size(); ++a)
+  const double floor = tensor_error_floor(dims);
+  const float chunk_share = largest_share(rows);
+  for (std::size_t a = 0; a < rows.size(); ++a) {
+    const double scale = row_scale(rows[a], chunk_share, dims);
     for (std::size_t b = 0; b < rows.size(); ++b) {
       const float exact = exact_distance(rows[a], rows[b]);
       const float s = norm_of(rows[a]) + norm_of(rows[b]);
@@ -99,6 +126,7 @@ double worst_ratio(const Rows& rows) {
           worst = std::max(worst, std::fabs(static_cast<double>(approx) - exact) / bound);
         }
     }
+  }
   return worst;
 }
 
@@ -114,13 +142,30 @@ Rows random_rows(int count, int dims, double offset, double spread, std::uint32_
 TEST(TensorBound, ScaleIsAboveTheDerivedTermsAndGrowsWithBands) {
   for (const int dims : {1, 32, 224, 1000, 8192}) {
     EXPECT_GE(static_cast<double>(tensor_error_scale_f(dims)), tensor_error_scale(dims));
-    EXPECT_GT(tensor_error_scale(dims), 0x1p-10);  // at least the TF32 rounding of both inputs
     EXPECT_GT(tensor_error_floor(dims), 0.0);
     EXPECT_TRUE(tensor_bound_applies(dims));
   }
   EXPECT_LT(tensor_error_scale(32), tensor_error_scale(224));
   EXPECT_LT(tensor_error_scale(224), 3e-3);  // what keeps the kept pairs few at d = 224
   EXPECT_FALSE(tensor_bound_applies(0));
+}
+
+// A row's share: 0 for a zero row; at most 1.001 2^-11 (the bound on each band's own
+// rounding) and about 0.4 2^-11 on uniform values, whose rounding errors spread over
+// the bands; unbounded for NaN, infinity and rows whose subnormal values err by more.
+TEST(TensorBound, RowSharesAreTheirRoundingErrorsOverTheirNorms) {
+  EXPECT_EQ(share_of(std::vector<float>(224, 0.0f)), 0.0f);
+  const auto rows = random_rows(64, 224, 0.0, 1.0, 3);
+  for (const auto& row : rows) {
+    EXPECT_LE(share_of(row), 1.002 * 0x1p-11);
+    EXPECT_LT(share_of(row), 0.5 * 0x1p-11);
+  }
+  std::vector<float> bad(224, 1.0f);
+  bad[5] = NAN;
+  EXPECT_EQ(share_of(bad), static_cast<float>(INFINITY));
+  bad[5] = INFINITY;
+  EXPECT_EQ(share_of(bad), static_cast<float>(INFINITY));
+  EXPECT_EQ(share_of(std::vector<float>(224, 3e-44f)), static_cast<float>(INFINITY));  // subnormal
 }
 
 TEST(TensorBound, HoldsOnAdversarialData) {
@@ -153,12 +198,13 @@ TEST(TensorBound, HoldsOnAdversarialData) {
 // largest x - L(lower) in units of u M (u = 2^-24, M = qn + the largest tn).
 double worst_screen_excess(const Rows& rows) {
   const int dims = static_cast<int>(rows.front().size());
-  const float scale = tensor_error_scale_f(dims);
   const double floor = tensor_error_floor(dims);
+  const float chunk_share = largest_share(rows);
   float largest = 0.0f;
   for (const auto& row : rows) largest = std::max(largest, norm_of(row));
   double worst = -INFINITY;
-  for (const auto& q : rows)
+  for (const auto& q : rows) {
+    const float scale = row_scale(q, chunk_share, dims);
     for (const auto& t : rows) {
       const float qn = norm_of(q), tn = norm_of(t);
       for (const bool truncate : {false, true})
@@ -169,10 +215,11 @@ double worst_screen_excess(const Rows& rows) {
           const float e = round_up(static_cast<double>(s) * scale + floor);
           const float lower = round_down(static_cast<double>(approx) - e);
           const float x = std::fma(-2.0f, ip, tn);
-          const float limit = round_up(tensor_screen_limit(lower, qn, largest, dims));
+          const float limit = round_up(tensor_screen_limit(lower, qn, largest, scale, dims));
           worst = std::max(worst, (static_cast<double>(x) - limit) / (0x1p-24 * (static_cast<double>(qn) + largest)));
         }
     }
+  }
   return worst;
 }
 
@@ -188,9 +235,11 @@ TEST(TensorBound, ScreenNeverRulesOutAPairWithinTheThreshold) {
     EXPECT_LE(worst_screen_excess(mixed), 0.0) << "mixed, dims " << dims;
   }
   // No screen for an unbounded threshold or norms near FP32's range.
-  EXPECT_EQ(tensor_screen_limit(INFINITY, 1.0f, 1.0f, 224), INFINITY);
-  EXPECT_EQ(tensor_screen_limit(NAN, 1.0f, 1.0f, 224), INFINITY);
-  EXPECT_EQ(tensor_screen_limit(1.0f, 1e38f, 1e38f, 224), INFINITY);
+  const float c = tensor_error_scale_f(224);
+  EXPECT_EQ(tensor_screen_limit(INFINITY, 1.0f, 1.0f, c, 224), INFINITY);
+  EXPECT_EQ(tensor_screen_limit(NAN, 1.0f, 1.0f, c, 224), INFINITY);
+  EXPECT_EQ(tensor_screen_limit(1.0f, 1e38f, 1e38f, c, 224), INFINITY);
+  EXPECT_EQ(tensor_screen_limit(1.0f, 1.0f, 1.0f, INFINITY, 224), INFINITY);
 }
 
 // The screen is tight: for the pair of the largest norm its slack over the bracket is a
