@@ -67,7 +67,7 @@ float round_up(double x) { return rounded_toward(x, INFINITY); }
 float round_down(double x) { return rounded_toward(x, -INFINITY); }
 
 // A tensor core's inner product as modelled, on inputs the search has rounded to TF32
-// by nearest (tensor_round_inputs): the GEMM's conversion (`truncate`: by truncation)
+// by nearest (tensor_round_rows): the GEMM's conversion (`truncate`: by truncation)
 // leaves them unchanged; blocks of 8 exact products added to the accumulator at once
 // and truncated; `reverse`: the blocks in reverse band order.
 float tensor_inner_product(const std::vector<float>& q, const std::vector<float>& t, bool truncate, bool reverse) {
