@@ -120,7 +120,7 @@ TEST(KnnSearch, AutomaticSelectionReportsItsChoice) {
   EXPECT_EQ(search->select_method(), SelectMethod::automatic);
   TopK running(10, 7);
   ASSERT_TRUE(search->search(data.queries.data(), 10, {data.train.data(), kTrain, kDims, 0}, running).ok());
-  EXPECT_NE(search->select_method(), SelectMethod::automatic);
+  EXPECT_EQ(search->select_method(), SelectMethod::fast);  // every run: the record's bytes do not vary
 }
 
 // The scenarios every backend passes (knn_search_scenarios.hpp): ties to the lower
