@@ -40,8 +40,8 @@ void cpu_representatives(std::span<const float> rows, std::int64_t dims, std::ve
 
 // Classes from representatives that are each class's lowest row (a fixed point, below
 // its copies), in one pass: a row that stands for itself opens the next unique, a copy
-// takes its representative's. A pass a vector: on a probe's 1.8 M rows the three passes
-// and two scratch vectors of before took 50-70 ms, most of a probe (H100 host).
+// takes its representative's. One pass and no scratch vector: on a probe's 1.8 M rows,
+// three passes and two scratch vectors took 50-70 ms, most of the probe (H100 host).
 Duplicates from_representatives(const std::vector<std::int64_t>& rep) {
   Duplicates d;
   d.inverse.resize(rep.size());

@@ -182,12 +182,12 @@ void move_far_but_sampled(std::vector<float>& train, std::int64_t rows, std::int
 
 // From k = 10, where the chunk's rows outgrow the L2's share (50000 training rows of 224
 // bands fill three L2-sized blocks on an H100 or H200), each row is first bounded over
-// the whole chunk from 2048 sampled rows and the bound refined by a count, whose pass also keeps the
-// row's pairs up to k = 2048: on small integers (ties by the hundred at every distance)
-// the refined bound is proven and used; with the other rows moved far away the sample
-// sees only near rows, its bound holds fewer than k pairs, and the rows keep the
-// filter's own bound. At k = 1 the filter's own bound runs alone, and at k = 4096 too,
-// where a block's 16 k columns cover the chunk.
+// the whole chunk from 2048 sampled rows and the bound refined by a count, whose pass
+// also keeps the row's pairs up to k = 2048: on small integers (ties by the hundred at
+// every distance) the refined bound is proven and used; with the other rows moved far
+// away the sample sees only near rows, its bound holds fewer than k pairs, and the rows
+// keep the filter's own bound. At k = 1 the filter's own bound runs alone, and at
+// k = 4096 too, where a block's 16 k columns cover the chunk.
 TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
   HB_REQUIRE_GPU();
   constexpr std::int64_t kRows = 50000, kDims = 224, kBoundQueries = 200;
