@@ -373,6 +373,9 @@ class CudaKnnSearch final : public KnnSearch {
     return static_cast<int>(std::clamp<std::int64_t>(work_budget_ / 4 / 4 / 1024, 256, most));
   }
 
+  // Training rows of `dims` bands that fill a third of the L2 (kTensorL2Share).
+  std::int64_t l2_share_cols(std::int64_t dims) const { return l2_bytes_ / kTensorL2Share / (4 * dims); }
+
   // Columns of a slab: at most a quarter of the work budget; tensor's from k = 32 on, a
   // block of training rows of `dims` bands filling at most a third of the L2 (see
   // kTensorL2Share), and at least 16 k columns, so that the filter's sampled bound holds
@@ -383,7 +386,7 @@ class CudaKnnSearch final : public KnnSearch {
         std::clamp<std::int64_t>(slab_bytes(method, k) / 4 / slab_rows(method, k) / 1024 * 1024, 1024, 1 << 20));
     const bool blocks = method == SelectMethod::tensor && k >= kTensorBlocksFromK && options_.fast_slab_bytes <= 0;
     if (!blocks || l2_bytes_ <= 0) return most;
-    const std::int64_t in_l2 = std::max(l2_bytes_ / kTensorL2Share / (4 * dims), 16 * std::int64_t{k});
+    const std::int64_t in_l2 = std::max(l2_share_cols(dims), 16 * std::int64_t{k});
     return static_cast<int>(std::clamp<std::int64_t>(in_l2 / 1024 * 1024, 1024, most));
   }
 
@@ -403,7 +406,7 @@ class CudaKnnSearch final : public KnnSearch {
         options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
     const bool outgrows_l2 = k >= kTensorBlocksFromK
                                  ? slab_cols(method, k, dims) < cols
-                                 : l2_bytes_ > 0 && l2_bytes_ / kTensorL2Share / (4 * dims) < cols;
+                                 : l2_bytes_ > 0 && l2_share_cols(dims) < cols;
     return method == SelectMethod::tensor && k >= from_k && outgrows_l2 && cols >= 2 * kk::tensor_sample_run() &&
            std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
   }

@@ -177,12 +177,7 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   auto shift = provisional_mean(cube, ops, stats.rules);
   if (!shift) return shift.error();
   spdlog::debug("statistics pass: provisional mean (this rank's first tile) {:.3f} s", clock.seconds());
-  // One rank takes every row: nothing to balance, so no row is read to count (in `run`
-  // the pool's threads are then often hashing the scene beside this pass, and the
-  // probe's reads queued behind them for up to 0.1 s a scene).
-  auto estimate = comm.is_parallel() ? probe_valid_pixels(cube, stats.rules, grid, comm)
-                                     : Result<std::vector<std::int64_t>>(std::vector<std::int64_t>(
-                                           static_cast<std::size_t>(grid.count()), 0));
+  auto estimate = probe_valid_pixels(cube, stats.rules, grid, comm);
   if (!estimate) return estimate.error();
   const Decomposition blocks = balance(grid, std::move(*estimate), info.shape.samples, comm.size());
   spdlog::debug("statistics pass: provisional mean and row balance {:.3f} s", clock.seconds());

@@ -88,6 +88,10 @@ Result<std::vector<std::int64_t>> probe_valid_pixels(const io::Cube& cube, const
                                                      const mpi::TileGrid& grid, const mpi::Comm& comm) {
   const std::int64_t tiles = grid.count();
   std::vector<std::int64_t> valid(static_cast<std::size_t>(tiles), 0);
+  // One rank takes every row whatever the counts: no row is read (in `run` the pool's
+  // threads are often hashing the scene beside the pass, and these reads queued behind
+  // them for up to 0.1 s a scene).
+  if (!comm.is_parallel()) return valid;
   const auto probe = [&](std::int64_t t) -> Status {
     const auto rows = grid.rows(t);
     auto count = valid_in_row(cube, rules, rows.begin + rows.rows() / 2);

@@ -32,7 +32,8 @@ Decomposition balance(const mpi::TileGrid& grid, std::vector<std::int64_t> tile_
                       int parts);
 
 // The cheap counting pass: valid pixels of each tile estimated from its middle row
-// (one row in `grid.rows_per_tile` is read; probes are dealt round-robin over ranks).
+// (one row in `grid.rows_per_tile` is read; probes are dealt round-robin over ranks);
+// zeros for one rank, whose block is every row whatever the counts.
 Result<std::vector<std::int64_t>> probe_valid_pixels(const io::Cube& cube, const PixelRules& rules,
                                                      const mpi::TileGrid& grid, const mpi::Comm& comm);
 
