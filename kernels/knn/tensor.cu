@@ -21,7 +21,8 @@
 //    or none); each pair whose
 //    lower end is within the threshold has its inner product computed again in FP32,
 //    band order, one FMA a band (cuBLAS SGEMM's rounding: a chain of FMAs from 0), a
-//    thread a pair with its row's loads 8 ahead, and is finished by the exact methods'
+//    thread a pair with its row's loads 8 ahead (from k = 256 a warp's rows staged
+//    through shared memory), and is finished by the exact methods'
 //    rule (detail::euclidean_distance, FP64 recompute included); pairs closer than the
 //    running k-th are buffered, sorted and merged into the running list
 //    (detail::merge_into), batch by batch.
@@ -429,6 +430,99 @@ __device__ __forceinline__ float chain_inner_product(const float* q, const float
   return acc;
 }
 
+// From k = kStagedFromK a block's pairs are many, and the training rows of a warp's 32
+// pairs cross to shared memory kStageBands bands of each row a piece, two pieces in
+// flight (cp.async, through the L2 only). A copy instruction of the warp takes 8 rows'
+// 64-byte pieces whole, where each lane's own float4 load of its row touches 32 rows
+// an instruction and kept the L1 busy with 16 useful bytes a wavefront. The chain is
+// unchanged (band order, one FMA a band from 0), so the bits are chain_inner_product's.
+// Measured against the per-lane loads, H200, d = 224, two rounds in one call: k = 256
+// 1.87 -> 1.91 M queries/s, k = 1024 1.10 -> 1.21 M, k = 4096 0.43 -> 0.50 M; d = 32:
+// k = 256 1.94 -> 2.04 M, k = 1024 1.22 -> 1.27 M. Below k = 256 fewer blocks an SM
+// (three for five: the stages take 40 KiB) cost more than the loads save (k = 10 2.46
+// -> 2.42 M, k = 100 2.25 -> 2.22 M); 8 bands a piece ran 1-2 % slower than 16 at
+// k >= 1024, and 32 bands (two blocks an SM) 8 % slower.
+constexpr int kStagedFromK = 256;
+constexpr int kStageBands = 16;
+constexpr int kStageStride = kStageBands + 4;  // floats a staged row: 16-byte aligned, conflict-free float4 reads
+constexpr int kLanesPerRow = kStageBands / 4;  // lanes that copy a row's piece, 16 bytes each
+constexpr int kRowsPerCopy = 32 / kLanesPerRow;
+constexpr int kWarpStageFloats = 2 * 32 * kStageStride;
+
+// Shared memory a block's stages take, at least the upper ends' (which they overlay,
+// being selected from before any pair is staged); none where pairs are not staged.
+template <bool kStaged>
+constexpr std::size_t stage_block_bytes() {
+  if constexpr (!kStaged) return 0;
+  return std::max(static_cast<std::size_t>(kThreads / 32) * kWarpStageFloats, std::size_t{kSortCap}) * sizeof(float);
+}
+
+__device__ __forceinline__ void copy_16_async(float* to, const float* from) {
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(from));
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+}
+
+// acc += q[i] x[i] over `quads` float4s of x, in order, one FMA a band.
+__device__ __forceinline__ float chain_quads(float acc, const float* q, const float4* x, int quads) {
+  const auto step = [&](int i) {
+    const float4 v = x[i];
+    acc = __fmaf_rn(q[4 * i], v.x, acc);
+    acc = __fmaf_rn(q[4 * i + 1], v.y, acc);
+    acc = __fmaf_rn(q[4 * i + 2], v.z, acc);
+    acc = __fmaf_rn(q[4 * i + 3], v.w, acc);
+  };
+  if (quads == kLanesPerRow) {
+#pragma unroll
+    for (int i = 0; i < kLanesPerRow; ++i) step(i);
+  } else {
+    for (int i = 0; i < quads; ++i) step(i);
+  }
+  return acc;
+}
+
+// This lane's q . t for its training row `row` (-1: none; the lane still copies for the
+// others), every lane of the warp calling with its own row. dims % 4 == 0 and `train`
+// 16-byte aligned; `stage` is the warp's kWarpStageFloats.
+__device__ float staged_inner_product(const float* q, const float* train, int row, int dims, float* stage) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int quad = lane % kLanesPerRow;
+  int rows[kLanesPerRow];  // copy instruction j takes rows kRowsPerCopy j to kRowsPerCopy (j + 1) - 1
+#pragma unroll
+  for (int j = 0; j < kLanesPerRow; ++j) rows[j] = __shfl_sync(0xffffffffu, row, kRowsPerCopy * j + lane / kLanesPerRow);
+  const auto issue = [&](int piece) {
+    float* to = stage + (piece & 1) * 32 * kStageStride + (lane / kLanesPerRow) * kStageStride + 4 * quad;
+    const int band = piece * kStageBands + 4 * quad;
+#pragma unroll
+    for (int j = 0; j < kLanesPerRow; ++j)
+      if (rows[j] >= 0 && band < dims)
+        copy_16_async(to + kRowsPerCopy * j * kStageStride, train + static_cast<std::int64_t>(rows[j]) * dims + band);
+    commit_copies();
+  };
+  const int pieces = (dims + kStageBands - 1) / kStageBands;
+  issue(0);
+  float acc = 0.0f;
+  for (int piece = 0; piece < pieces; ++piece) {
+    if (piece + 1 < pieces) {
+      issue(piece + 1);
+      wait_copies<1>();
+    } else {
+      wait_copies<0>();
+    }
+    __syncwarp();  // every lane's copies of this piece landed
+    if (row >= 0) {
+      const auto* mine = reinterpret_cast<const float4*>(stage + (piece & 1) * 32 * kStageStride + lane * kStageStride);
+      acc = chain_quads(acc, q + piece * kStageBands, mine, min(kStageBands, dims - piece * kStageBands) / 4);
+    }
+    __syncwarp();  // this piece read whole before its buffer takes the piece after next
+  }
+  return acc;
+}
+
 struct Batch {
   float d[kBatch];
   int i[kBatch];  // chunk-local training index
@@ -447,18 +541,20 @@ struct Work {
 // The kept pairs of row r finished exactly and merged: those the filter wrote over the
 // slab row, those the bound's count pass kept where kept[2r + 1] is 2, every column
 // where it is 1.
+template <bool kStaged>
 __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs in, RoundingShares shares,
                                                                 const float* slab, int cols, int ld, int col0,
                                                                 std::int64_t first_index, Lists running,
                                                                 Lists scratch, const int* kept, ChunkBound chunk) {
-  extern __shared__ float query[];
+  extern __shared__ float4 dynamic[];  // the warps' stages (where staged), then the query row
+  float* query = reinterpret_cast<float*>(dynamic) + stage_block_bytes<kStaged>() / sizeof(float);
   __shared__ Batch batch;
   __shared__ union {  // the upper ends are selected from before any batch's work
-    float uppers[kSortCap];
+    float uppers[kStaged ? 1 : kSortCap];  // staged: over the stages
     Work work;
   } room;
   __shared__ Select sel;
-  float* uppers = room.uppers;
+  float* uppers = kStaged ? reinterpret_cast<float*>(dynamic) : room.uppers;
   Work& work = room.work;
   const int r = static_cast<int>(blockIdx.x);
   const int k = running.k;
@@ -476,6 +572,7 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
   const float refine = detail::refine_below(dims);
   const float scale = row_scale(dims, shares, r);
   const float floor = static_cast<float>(tensor_error_floor(dims));
+  const bool staged = kStaged && (dims & 3) == 0 && (reinterpret_cast<std::uintptr_t>(in.train) & 15) == 0;
   // The kept pair j's lower and upper ends, from its D~.
   const auto ends = [&](int j) {
     const float tn = in.train_norms[col0 + columns[2 * j]];
@@ -502,14 +599,26 @@ __global__ void __launch_bounds__(kThreads) tensor_exact_kernel(DistanceInputs i
     }
     __syncthreads();
     const int m = work.count;
-    for (int a = static_cast<int>(threadIdx.x); a < m; a += kThreads) {
-      const int t = work.t[a];
-      const float ip = chain_inner_product(query, in.train + static_cast<std::int64_t>(t) * dims, dims);
+    const auto finish = [&](int t, float ip) {
       const float d = detail::euclidean_distance(in, r, t, ip, qn, in.train_norms[t], refine);
       if (detail::closer(d, first_index + t, bound_d, bound_i)) {
         const int at = atomicAdd(&batch.count, 1);
         batch.d[at] = d;
         batch.i[at] = t;
+      }
+    };
+    if (staged) {
+      float* stage = reinterpret_cast<float*>(dynamic) + (threadIdx.x / 32) * kWarpStageFloats;
+      for (int a0 = static_cast<int>(threadIdx.x / 32) * 32; a0 < m; a0 += kThreads) {  // the same in a warp
+        const int a = a0 + static_cast<int>(threadIdx.x % 32);
+        const int t = a < m ? work.t[a] : -1;
+        const float ip = staged_inner_product(query, in.train, t, dims, stage);
+        if (t >= 0) finish(t, ip);
+      }
+    } else {
+      for (int a = static_cast<int>(threadIdx.x); a < m; a += kThreads) {
+        const int t = work.t[a];
+        finish(t, chain_inner_product(query, in.train + static_cast<std::int64_t>(t) * dims, dims));
       }
     }
     __syncthreads();
@@ -600,15 +709,23 @@ cudaError_t select_tensor(const DistanceInputs& in, const RoundingShares& shares
       shares.train_max == nullptr)
     return cudaErrorInvalidValue;
   tensor_filter_kernel<<<rows, kThreads, 0, stream>>>(in, shares, slab, cols, ld, col0, running, kept, chunk);
-  // The query row beside the kernel's 33 KiB of static shared memory passes the default
-  // 48 KiB a block past 3836 bands.
+  // The query row beside the stages and the static shared memory passes the default
+  // 48 KiB a block.
   const std::size_t query_bytes = static_cast<std::size_t>(in.dims) * sizeof(float);
-  if (const cudaError_t e = cudaFuncSetAttribute(tensor_exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 static_cast<int>(query_bytes));
+  const auto launch = [&](auto kernel, std::size_t stage_bytes) {
+    const std::size_t bytes = stage_bytes + query_bytes;
+    if (const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+        e != cudaSuccess)
+      return e;
+    kernel<<<rows, kThreads, bytes, stream>>>(in, shares, slab, cols, ld, col0, first_index, running, scratch, kept,
+                                              chunk);
+    return cudaSuccess;
+  };
+  if (const cudaError_t e = running.k >= kStagedFromK ? launch(tensor_exact_kernel<true>, stage_block_bytes<true>())
+                                                      : launch(tensor_exact_kernel<false>, 0);
       e != cudaSuccess)
     return e;
-  tensor_exact_kernel<<<rows, kThreads, query_bytes, stream>>>(in, shares, slab, cols, ld, col0, first_index,
-                                                                running, scratch, kept, chunk);
   return cudaGetLastError();
 }
 

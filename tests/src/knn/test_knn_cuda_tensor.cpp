@@ -147,14 +147,16 @@ TEST(TensorSearch, SmallSlabsEqualFast) {
 }
 
 // Rows up to tensor_max_dims() bands: the exact stage's query row beside its other
-// shared memory passes the default 48 KiB a block. Small integers, whose inner products
-// are exact in any order (a GEMM of this shape may split its sums).
+// shared memory (and from k = 256 its staged pieces) passes the default 48 KiB a block.
+// 37 bands are not whole float4s (the staged kernel gathers a lane at a time) and 1000
+// end in half a piece. Small integers, whose inner products are exact in any order (a
+// GEMM of this shape may split its sums).
 TEST(TensorSearch, WideRowsEqualFast) {
   HB_REQUIRE_GPU();
-  for (const int dims : {4000, 8192}) {
+  for (const int dims : {37, 1000, 4000, 8192}) {
     const auto queries = rows_of(Data::near_ties, 60, dims, 41);
     const auto train = rows_of(Data::near_ties, 3000, dims, 42);
-    for (const int k : {10, 100})
+    for (const int k : {10, 100, 300})
       EXPECT_EQ(tensor_against_fast(queries, 60, train, dims, 3000, k, "wide rows"), 0) << "d " << dims << " k " << k;
   }
 }
