@@ -401,6 +401,10 @@ class CudaKnnSearch final : public KnnSearch {
   // column block (or, below kTensorBlocksFromK, would) and a slab of the rows' products
   // with the whole chunk fits a slab's bytes: each row is first bounded over the whole
   // chunk (run_tensor_bounded).
+  // A row of a whole-chunk slab padded to whole float4s, so that the bound's scan
+  // (tensor_chunk_bound) loads four columns at a time on every row.
+  static std::int64_t bounded_ld(std::int64_t cols) { return (cols + 3) / 4 * 4; }
+
   bool tensor_bounds_chunk(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
     const int from_k =
         options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
@@ -408,13 +412,14 @@ class CudaKnnSearch final : public KnnSearch {
                                  ? slab_cols(method, k, dims) < cols
                                  : l2_bytes_ > 0 && l2_share_cols(dims) < cols;
     return method == SelectMethod::tensor && k >= from_k && outgrows_l2 && cols >= 2 * kk::tensor_sample_run() &&
-           std::int64_t{slab_rows(method, k)} * cols * 4 <= slab_bytes(method, k);
+           std::int64_t{slab_rows(method, k)} * bounded_ld(cols) * 4 <= slab_bytes(method, k);
   }
 
   // The slab tile for a chunk of `cols` rows: one slab's floats (two tiles take turns).
   std::int64_t slab_tile(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
     const std::int64_t width =
-        tensor_bounds_chunk(method, k, cols, dims) ? cols : std::min<std::int64_t>(slab_cols(method, k, dims), cols);
+        tensor_bounds_chunk(method, k, cols, dims) ? bounded_ld(cols)
+                                                   : std::min<std::int64_t>(slab_cols(method, k, dims), cols);
     return std::int64_t{slab_rows(method, k)} * width;
   }
 
@@ -740,7 +745,7 @@ class CudaKnnSearch final : public KnnSearch {
   // d = 224, 2048 samples: k = 1024 0.61 against 0.78 M queries/s).
   Status run_tensor_bounded(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
                             std::int64_t home_first, int rows_per_slab) {
-    const int cols = static_cast<int>(chunk.count);
+    const int cols = static_cast<int>(chunk.count), ld = static_cast<int>(bounded_ld(cols));
     const int wanted = options_.tensor_chunk_samples > 0 ? options_.tensor_chunk_samples : kTensorChunkSamples;
     const int run = kk::tensor_sample_run();
     // Runs of `run` columns a prime stride apart, at least 2 run (so that a prime of at
@@ -760,14 +765,14 @@ class CudaKnnSearch final : public KnnSearch {
     int slot = 0;
     for (int q0 = 0; q0 < rows; q0 += rows_per_slab) {
       const int sub = std::min(rows_per_slab, rows - q0);
-      HB_TRY(inner_products(chunk, q0, sub, 0, cols, cols, slot, true));
+      HB_TRY(inner_products(chunk, q0, sub, 0, cols, ld, slot, true));
       float* products = tiles_[slot].as<float>();
       const kk::ChunkBound bound{tensor_bound_.as<float>() + q0, tensor_count_.as<int>() + q0, pairs};
       const kk::Lists running = lists_from(run_d_, run_i_, q0, k);
-      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, cols,
+      HB_CUDA_TRY(kk::tensor_chunk_bound(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, ld,
                                          samples, stride, running, tensor_kept_.as<int>(), bound, stream_),
                   "tensor bound kernel");
-      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, cols, 0,
+      HB_CUDA_TRY(kk::select_tensor(inputs(chunk, q0), shares_from(q0, cols), products, sub, cols, ld, 0,
                                     first_index, running, lists_from(scratch_d_, scratch_i_, q0, k),
                                     tensor_kept_.as<int>(), bound, stream_),
                   "tensor selection kernels");

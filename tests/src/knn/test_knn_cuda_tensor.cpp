@@ -174,16 +174,17 @@ TEST(TensorSearch, AMisleadingSampleRescansTheRow) {
 }
 
 // Every training row moved 20 away in every band but those a whole-chunk bound samples
-// from 50000 rows: 2048 in runs of 8 adjacent rows, 193 apart (256 runs; 193 the largest
-// prime at most 50000 / 256).
+// from 50001 rows: 2048 in runs of 8 adjacent rows, 193 apart (256 runs; 193 the largest
+// prime at most 50001 / 256).
 void move_far_but_sampled(std::vector<float>& train, std::int64_t rows, std::int64_t dims) {
   for (std::int64_t t = 0; t < rows; ++t)
     if (t % 193 >= 8 || t / 193 >= 256)
       for (std::int64_t b = 0; b < dims; ++b) train[static_cast<std::size_t>(t * dims + b)] += 20.0f;
 }
 
-// From k = 10, where the chunk's rows outgrow the L2's share (50000 training rows of 224
-// bands fill three L2-sized blocks on an H100 or H200), each row is first bounded over
+// From k = 10, where the chunk's rows outgrow the L2's share (50001 training rows of 224
+// bands fill three L2-sized blocks on an H100 or H200; slab rows padded to 50004 columns,
+// whose last the bound's scan takes alone), each row is first bounded over
 // the whole chunk from 2048 sampled rows and the bound refined by a count, whose pass
 // also keeps the row's pairs up to k = 2048: on small integers (ties by the hundred at
 // every distance) the refined bound is proven and used; with the other rows moved far
@@ -192,7 +193,7 @@ void move_far_but_sampled(std::vector<float>& train, std::int64_t rows, std::int
 // k = 4096 too, where a block's 16 k columns cover the chunk.
 TEST(TensorSearch, AChunkBoundOverSeveralBlocksEqualsFast) {
   HB_REQUIRE_GPU();
-  constexpr std::int64_t kRows = 50000, kDims = 224, kBoundQueries = 200;
+  constexpr std::int64_t kRows = 50001, kDims = 224, kBoundQueries = 200;
   const auto queries = test::random_integers(kBoundQueries, kDims, 2, 96);
   for (const bool misleading : {false, true}) {
     auto train = test::random_integers(kRows, kDims, 2, 97);
