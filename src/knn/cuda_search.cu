@@ -397,14 +397,14 @@ class CudaKnnSearch final : public KnnSearch {
     return std::min(large ? kBlockSlabBytes : kWarpSlabBytes, work_budget_ / 4);
   }
 
-  // tensor from kTensorChunkBoundFromK, where a chunk of `cols` rows spans more than one
-  // column block (or, below kTensorBlocksFromK, would) and a slab of the rows' products
-  // with the whole chunk fits a slab's bytes: each row is first bounded over the whole
-  // chunk (run_tensor_bounded).
   // A row of a whole-chunk slab padded to whole float4s, so that the bound's scan
   // (tensor_chunk_bound) loads four columns at a time on every row.
   static std::int64_t bounded_ld(std::int64_t cols) { return (cols + 3) / 4 * 4; }
 
+  // tensor from kTensorChunkBoundFromK, where a chunk of `cols` rows spans more than one
+  // column block (or, below kTensorBlocksFromK, would) and a slab of the rows' products
+  // with the whole chunk fits a slab's bytes: each row is first bounded over the whole
+  // chunk (run_tensor_bounded).
   bool tensor_bounds_chunk(SelectMethod method, int k, std::int64_t cols, std::int64_t dims) const {
     const int from_k =
         options_.tensor_chunk_bound_from_k > 0 ? options_.tensor_chunk_bound_from_k : kTensorChunkBoundFromK;
