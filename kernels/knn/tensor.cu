@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/detail/async_copy.cuh"
 #include "kernels/knn/detail/pair.cuh"
 #include "kernels/knn/tensor_bound.hpp"
 
@@ -415,6 +416,14 @@ __global__ void __launch_bounds__(kThreads) tensor_chunk_bound_kernel(DistanceIn
 // to 40 registers (__launch_bounds__ minimum of 6 blocks an SM, for 5) 2-21 % slower.
 constexpr int kAhead = 8;
 
+// acc after four more links of the chain: q[0..3] times v's x, y, z, w, in that order.
+__device__ __forceinline__ float chain_quad(float acc, const float* q, float4 v) {
+  acc = __fmaf_rn(q[0], v.x, acc);
+  acc = __fmaf_rn(q[1], v.y, acc);
+  acc = __fmaf_rn(q[2], v.z, acc);
+  return __fmaf_rn(q[3], v.w, acc);
+}
+
 __device__ __forceinline__ float chain_inner_product(const float* q, const float* t, int dims) {
   float acc = 0.0f;
   if ((dims & 3) == 0 && (reinterpret_cast<std::uintptr_t>(t) & 15) == 0) {
@@ -426,21 +435,9 @@ __device__ __forceinline__ float chain_inner_product(const float* q, const float
 #pragma unroll
       for (int a = 0; a < kAhead; ++a) v[a] = __ldg(t4 + i + a);
 #pragma unroll
-      for (int a = 0; a < kAhead; ++a) {
-        const float* qa = q + 4 * (i + a);
-        acc = __fmaf_rn(qa[0], v[a].x, acc);
-        acc = __fmaf_rn(qa[1], v[a].y, acc);
-        acc = __fmaf_rn(qa[2], v[a].z, acc);
-        acc = __fmaf_rn(qa[3], v[a].w, acc);
-      }
+      for (int a = 0; a < kAhead; ++a) acc = chain_quad(acc, q + 4 * (i + a), v[a]);
     }
-    for (; i < quads; ++i) {
-      const float4 v = __ldg(t4 + i);
-      acc = __fmaf_rn(q[4 * i], v.x, acc);
-      acc = __fmaf_rn(q[4 * i + 1], v.y, acc);
-      acc = __fmaf_rn(q[4 * i + 2], v.z, acc);
-      acc = __fmaf_rn(q[4 * i + 3], v.w, acc);
-    }
+    for (; i < quads; ++i) acc = chain_quad(acc, q + 4 * i, __ldg(t4 + i));
     return acc;
   }
   for (int i = 0; i < dims; ++i) acc = __fmaf_rn(q[i], __ldg(t + i), acc);
@@ -474,30 +471,13 @@ constexpr std::size_t stage_block_bytes() {
   return std::max(static_cast<std::size_t>(kThreads / 32) * kWarpStageFloats, std::size_t{kSortCap}) * sizeof(float);
 }
 
-__device__ __forceinline__ void copy_16_async(float* to, const float* from) {
-  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(from));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int pending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-}
-
 // acc += q[i] x[i] over `quads` float4s of x, in order, one FMA a band.
 __device__ __forceinline__ float chain_quads(float acc, const float* q, const float4* x, int quads) {
-  const auto step = [&](int i) {
-    const float4 v = x[i];
-    acc = __fmaf_rn(q[4 * i], v.x, acc);
-    acc = __fmaf_rn(q[4 * i + 1], v.y, acc);
-    acc = __fmaf_rn(q[4 * i + 2], v.z, acc);
-    acc = __fmaf_rn(q[4 * i + 3], v.w, acc);
-  };
   if (quads == kLanesPerRow) {
 #pragma unroll
-    for (int i = 0; i < kLanesPerRow; ++i) step(i);
+    for (int i = 0; i < kLanesPerRow; ++i) acc = chain_quad(acc, q + 4 * i, x[i]);
   } else {
-    for (int i = 0; i < quads; ++i) step(i);
+    for (int i = 0; i < quads; ++i) acc = chain_quad(acc, q + 4 * i, x[i]);
   }
   return acc;
 }
@@ -518,8 +498,9 @@ __device__ float staged_inner_product(const float* q, const float* train, int ro
 #pragma unroll
     for (int j = 0; j < kLanesPerRow; ++j)
       if (rows[j] >= 0 && band < dims)
-        copy_16_async(to + kRowsPerCopy * j * kStageStride, train + static_cast<std::int64_t>(rows[j]) * dims + band);
-    commit_copies();
+        async_copy::to_shared(to + kRowsPerCopy * j * kStageStride,
+                              train + static_cast<std::int64_t>(rows[j]) * dims + band);
+    async_copy::commit();
   };
   const int pieces = (dims + kStageBands - 1) / kStageBands;
   issue(0);
@@ -527,9 +508,9 @@ __device__ float staged_inner_product(const float* q, const float* train, int ro
   for (int piece = 0; piece < pieces; ++piece) {
     if (piece + 1 < pieces) {
       issue(piece + 1);
-      wait_copies<1>();
+      async_copy::wait<1>();
     } else {
-      wait_copies<0>();
+      async_copy::wait<0>();
     }
     __syncwarp();  // every lane's copies of this piece landed
     if (row >= 0) {

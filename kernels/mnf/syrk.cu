@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/detail/async_copy.cuh"
 #include "kernels/mnf/detail/cublas_state.hpp"
 
 namespace hb::kernels::mnf {
@@ -59,16 +60,6 @@ __device__ __forceinline__ void upper_block(int index, int tiles, int& bi, int& 
   bj = bi + index;
 }
 
-__device__ __forceinline__ void copy_async(double* to, const double* from, bool valid) {
-  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(address), "l"(from), "r"(valid ? 8 : 0));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int pending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-}
-
 // D = A B + D for an 8 x 4 by 4 x 8 product; a lane holds A[lane / 4][lane % 4],
 // B[lane % 4][lane / 4] and D[lane / 4][2 (lane % 4) + {0, 1}].
 __device__ __forceinline__ void dmma(double (&d)[2], double a, double b) {
@@ -84,7 +75,7 @@ __device__ __forceinline__ void stage_panel(const double* __restrict__ X, std::i
   for (int e = static_cast<int>(threadIdx.x); e < kStage * kEdge; e += kThreads) {
     const int r = e / kEdge, c = e % kEdge;
     const bool valid = row + r < end && col0 + c < nb;
-    copy_async(panel + r * kLd + c, valid ? X + (row + r) * nb + col0 + c : X, valid);
+    async_copy::to_shared(panel + r * kLd + c, valid ? X + (row + r) * nb + col0 + c : X, valid);
   }
 }
 
@@ -111,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const std::int64_t row = begin + stage * kStage;
     stage_panel(X, row, end, i0, nb, panel(stage, 0));
     if (!diagonal) stage_panel(X, row, end, j0, nb, panel(stage, 1));
-    commit_copies();
+    async_copy::commit();
   };
 
   double acc[kTiles][kTiles][2] = {};
@@ -120,9 +111,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (std::int64_t s = 0; s < stages; ++s) {
     if (s + 1 < stages) {
       stage_rows(s + 1);  // into the buffer the previous stage freed
-      wait_copies<1>();
+      async_copy::wait<1>();
     } else {
-      wait_copies<0>();
+      async_copy::wait<0>();
     }
     __syncthreads();
     if (!below) {
