@@ -9,6 +9,7 @@
 #include "mpi/comm.hpp"
 #include "src/backend/cpu_backend.hpp"
 #include "src/backend/cuda_backend.hpp"
+#include "src/base/cuda_libraries.hpp"
 
 namespace hb {
 
@@ -67,7 +68,10 @@ int process_gpu() {
 std::jthread warm_up_device(int ranks) {
 #ifdef HB_HAVE_CUDA
   if (ranks == 1) show_only_gpu_zero();  // before the thread: setenv must not race getenv
-  return std::jthread([] { warm_up_cuda_context(process_gpu()); });
+  return std::jthread([] {
+    std::jthread libraries([] { cuda::open_math_libraries(); });  // beside the context's start
+    warm_up_cuda_context(process_gpu());
+  });
 #else
   (void)ranks;
   return {};
