@@ -5,7 +5,7 @@
 // the cuBLAS SGEMM rate measured in the same run (8192^3, plain FP32) and the SGEMM
 // of the search's own shape. Q grows 4x from 2048 while a run takes under a quarter of
 // the per-case time budget, up to 10^6; rows below 10^6 say so (the rate is per query,
-// so it scales). (`auto` runs fast.)
+// so it scales). (`auto` runs what the command's auto runs: src/knn/select.hpp.)
 //   bench_knn [--train N] [--queries Q] [--budget SECONDS] [--dims 32,224] [--k 1,10,...] [--slab-mb 32,128]
 //             [--slab-rows 1056,4224] [--select fast,tensor,bitonic,kmin,auto] [--scene S --training T.h5]
 //             [--chunk-bound-from-k K] [--chunk-samples S]

@@ -7,8 +7,8 @@
 # HB_KNN_COMMAND_K (default 10 1024), class map only (votes on the GPU) and, for k in
 # HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the baseline binary beside
 # this build when the bundle carries one, each with every `--select` of
-# HB_KNN_COMMAND_SELECT (default auto); then bench_knn (fast, which auto runs, and
-# tensor) on the same scene and training file, prepared as the command prepares them.
+# HB_KNN_COMMAND_SELECT (default auto); then bench_knn (fast and tensor, one of which
+# auto runs) on the same scene and training file, prepared as the command prepares them.
 # Last, PyTorch on the same shapes (uniform data: its time does not depend on the
 # values). Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since).
 kdir=$work/knn_command

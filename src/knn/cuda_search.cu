@@ -14,9 +14,10 @@
 //    lists where cuBLAS's SGEMM sums each inner product as one FMA chain in band order,
 //    which its kernels do for some shapes and not others. Cosine, or more than
 //    tensor_max_dims() bands, runs fast.
-// `auto` runs fast. A pick by timing (GS_KNN's rule) chose tensor on some runs and hosts
-// and fast on others, and on features that are not integers the two can order a pair
-// differently in the last bit: the same command then wrote different neighbour lists.
+// `auto` runs what gpu_automatic_method gives for the shape (tensor from 128 features up
+// to k = 1024, fast elsewhere). A pick by timing (GS_KNN's rule) chose tensor on some
+// runs and hosts and fast on others, and on features that are not integers the two can
+// order a pair differently in the last bit: the same command then wrote different lists.
 // The SGEMMs run on their own stream into two tiles, so that the next slab's inner
 // products overlap the selection of the current one; events order the two streams.
 // fast sends each slab's finished lists home on a third stream (pinned host lists), so
@@ -248,7 +249,7 @@ class CudaKnnSearch final : public KnnSearch {
     const int k = running.k();
     const bool unwritten = running.unwritten();
     if (chosen_ == SelectMethod::automatic) {
-      chosen_ = SelectMethod::fast;
+      chosen_ = runnable(gpu_automatic_method(options_.metric, chunk.dims, k), chunk.dims);
       log_select_method(select_method_name(chosen_));
     }
     const SelectMethod method = runnable(chosen_, chunk.dims);

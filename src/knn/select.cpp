@@ -24,6 +24,11 @@ std::string_view select_method_name(SelectMethod method) {
   return "auto";
 }
 
+SelectMethod gpu_automatic_method(Metric metric, std::int64_t dims, int k) {
+  const bool tensor_leads = metric == Metric::euclidean && dims >= kTensorAutoFromDims && k <= kTensorAutoMaxK;
+  return tensor_leads ? SelectMethod::tensor : SelectMethod::fast;
+}
+
 namespace {
 
 void load_pairs(const DistanceRow& row, std::size_t padded, std::vector<Neighbor>& pairs) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/knn/distance.hpp"
 #include "src/knn/topk.hpp"
 
 namespace hb::knn {
@@ -19,6 +20,14 @@ enum class SelectMethod { automatic, kmin, bitonic, fast, tensor };
 
 std::optional<SelectMethod> select_method_from_name(std::string_view name);  // auto|kmin|bitonic|fast|tensor
 std::string_view select_method_name(SelectMethod method);
+
+// What --select auto runs on the GPU: tensor for euclidean distances over at least
+// kTensorAutoFromDims features up to k = kTensorAutoMaxK, where it ran ahead of fast on
+// uniform, clustered and spectral data (kernels/knn/README.md); fast elsewhere. A
+// function of the search's shape alone, so the same for every rank count and tile size.
+inline constexpr std::int64_t kTensorAutoFromDims = 128;
+inline constexpr int kTensorAutoMaxK = 1024;
+SelectMethod gpu_automatic_method(Metric metric, std::int64_t dims, int k);
 
 // Reusable buffers so that selection allocates once per search, not per row.
 struct SelectScratch {

@@ -477,6 +477,26 @@ TEST(CudaKnnSearch, AutomaticSelectionReportsItsChoice) {
   }
 }
 
+// From 128 features up to k = 1024 auto runs tensor, fast beyond (gpu_automatic_method),
+// and either way returns the CPU's lists bit for bit, training whole or in chunks.
+TEST(CudaKnnSearch, AutomaticRunsTensorFrom128FeaturesUpToK1024) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kWideQueries = 300, kWideTrain = 6007, kWideDims = 160;
+  const auto queries = test::random_integers(kWideQueries, kWideDims, 9, 61);
+  const auto train = test::random_integers(kWideTrain, kWideDims, 9, 62);
+  for (const int k : {10, 1024, 1025}) {
+    const TopK want = cpu_lists(queries, kWideQueries, train, kWideTrain, kWideDims, k);
+    for (const std::int64_t chunk_rows : {kWideTrain, std::int64_t{2500}}) {
+      auto search = gpu_search(SelectMethod::automatic);
+      ASSERT_TRUE(search);
+      TopK got(kWideQueries, k);
+      search_chunks(*search, queries, kWideQueries, train, kWideDims, chunk_rows, got);
+      EXPECT_EQ(search->select_method(), k <= 1024 ? SelectMethod::tensor : SelectMethod::fast) << "k " << k;
+      EXPECT_EQ(count_differences(got, want, kWideQueries, "auto"), 0) << "k " << k << " chunk " << chunk_rows;
+    }
+  }
+}
+
 // Fewer training rows than k: unfilled slots stay empty, on every method.
 // k beyond the 30 training rows: the warp path (k = 32) and the pool (k = 40, and 200,
 // whose final sort pads 200 slots, 170 of them empty, to 256) leave the extra slots empty.

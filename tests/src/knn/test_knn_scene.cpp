@@ -240,7 +240,7 @@ TEST(KnnScene, StreamedTrainingGivesBitIdenticalResults) {
 // training mean) tie often, and every method gives a tie to the lower index. Not tensor:
 // its exact products are FMA chains in band order, and here, on a GPU, cuBLAS's SGEMM
 // summed another way, so a pair came out 2 apart at rank 3 (its distances were 5784
-// and 5786): the reason auto never picks it (src/knn/README.md).
+// and 5786). Auto runs fast here (12 bands; tensor from 128: src/knn/README.md).
 TEST(KnnScene, EverySelectionMethodGivesTheSameLists) {
   const auto scene = make_scene();
   auto reference_options = options_k(6);

@@ -123,6 +123,17 @@ TEST(KnnSearch, AutomaticSelectionReportsItsChoice) {
   EXPECT_EQ(search->select_method(), SelectMethod::fast);  // every run: the record's bytes do not vary
 }
 
+// The GPU's auto: tensor for euclidean distances from 128 features up to k = 1024.
+TEST(KnnSearch, GpuAutomaticMethodFollowsTheShape) {
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 224, 10), SelectMethod::tensor);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 128, 1024), SelectMethod::tensor);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 8192, 1), SelectMethod::tensor);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 224, 1025), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 127, 10), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 10, 5), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::cosine, 224, 10), SelectMethod::fast);
+}
+
 // The scenarios every backend passes (knn_search_scenarios.hpp): ties to the lower
 // index across chunks, real-valued duplicates at exactly 0, centred radiances within
 // FP32 rounding of float64.
