@@ -1,6 +1,6 @@
 """The rows of docs/PERFORMANCE.md's KNN-command table from the summaries of part
 knn_command (bench/device/knn_command.sh): for each command run, its whole time, the
-method it ran (fast for auto, or the one `--select` named), its GPU search's rate, bench_knn's rate for that method on the
+method it ran (what auto chose, from its log, or the one `--select` named), its GPU search's rate, bench_knn's rate for that method on the
 same data, PyTorch's time for 10^6 queries of the same shape and the ratios, all from
 the same summary. Usage: python3 bench/knn_command_table.py SUMMARY.txt ..."""
 import re
