@@ -1,10 +1,11 @@
-# Device part: one large scene on 1, 2 and 4 GPUs (the node-scale issue's goal 2):
-# HB_LARGE_LINES lines of 677 x 224 int16 (default 528000, 160 GB), KNN with the ring
-# and with the automatic shard mode (k 5, 200 a class), and full MNF (statistics,
-# transform, 10 components to tmpfs); the read floor (the scene read by 32 readers at
-# once from the page cache) beside them. Each output at P GPUs is compared with 1 GPU's.
-# HB_LARGE_RUNS picks among knn_ring, knn_auto and mnf (default all three).
-# Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since, dist_scene).
+# Device part: one large scene on 1, 2, 4 and 8 GPUs, those the host has (the node-scale
+# issue's goal 2 and the 8-GPU run): HB_LARGE_LINES lines of 677 x 224 int16 (default
+# 528000, 160 GB), KNN with the ring and with the automatic shard mode (k 5, 200 a
+# class), and full MNF (statistics, transform, 10 components to tmpfs); the read floor
+# (the scene read by 32 readers at once from the page cache) beside them. Each output at
+# P GPUs is compared with 1 GPU's. HB_LARGE_RUNS picks among knn_ring, knn_auto and mnf
+# (default all three). Sourced by bench/run_device.sh ($bin, $out, $work, log/now/since,
+# dist_scene).
 gpus=$(nvidia-smi -L | wc -l)
 lines=${HB_LARGE_LINES:-528000}
 big=$work/large
@@ -36,7 +37,7 @@ large_run() {  # NAME P OUTPUT ARGS...
   else log "large $name: $p GPUs DIFFER from 1 GPU"; fi
 }
 runs=${HB_LARGE_RUNS:-knn_ring knn_auto mnf}
-for p in 1 2 4; do
+for p in 1 2 4 8; do
   [[ $p -le $gpus ]] || continue
   for mode in ring auto; do
     [[ " $runs " == *" knn_$mode "* ]] || continue
