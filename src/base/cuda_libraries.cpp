@@ -4,28 +4,20 @@
 #include <cusolverDn.h>
 #include <dlfcn.h>
 
-#include <mutex>
-
 namespace hb::cuda {
 namespace {
 
-// A library opened once, by its soname (found as the loader would have: the binary's
-// run path, LD_LIBRARY_PATH, the system's cache); null where it cannot be opened.
-void* open_once(const char* soname, std::once_flag& once, void*& handle) {
-  std::call_once(once, [&] { handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL); });
+// Each library opened once (a function's static), by its soname, found as the loader
+// would have: the binary's run path, LD_LIBRARY_PATH, the system's cache; null where it
+// cannot be opened.
+void* cublas_library() {
+  static void* const handle = dlopen(HB_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   return handle;
 }
 
-void* cublas_library() {
-  static std::once_flag once;
-  static void* handle = nullptr;
-  return open_once(HB_CUBLAS_SONAME, once, handle);
-}
-
 void* cusolver_library() {
-  static std::once_flag once;
-  static void* handle = nullptr;
-  return open_once(HB_CUSOLVER_SONAME, once, handle);
+  static void* const handle = dlopen(HB_CUSOLVER_SONAME, RTLD_NOW | RTLD_LOCAL);
+  return handle;
 }
 
 // The library's own `Pointer` called `name`, looked up once by the caller's static; null
