@@ -497,6 +497,33 @@ TEST(CudaKnnSearch, AutomaticRunsTensorFrom128FeaturesUpToK1024) {
   }
 }
 
+// Tensor's lists are the exact k smallest of one distance (q.t one FMA chain in band
+// order), so on real values, where cuBLAS's SGEMM rounds by shape, they are still the
+// same bits whatever the training chunking: whole, in 777-row and in 13-row chunks.
+TEST(CudaKnnSearch, TensorListsDoNotDependOnTheChunking) {
+  HB_REQUIRE_GPU();
+  constexpr std::int64_t kRealQueries = 300, kRealTrain = 6007, kRealDims = 160;
+  std::mt19937 rng(63);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> queries(static_cast<std::size_t>(kRealQueries * kRealDims));
+  std::vector<float> train(static_cast<std::size_t>(kRealTrain * kRealDims));
+  for (auto& x : queries) x = value(rng);
+  for (auto& x : train) x = value(rng);
+  for (const int k : {10, 1024}) {
+    const auto lists = [&](std::int64_t chunk_rows) {
+      auto search = gpu_search(SelectMethod::automatic);
+      TopK got(kRealQueries, k);
+      if (search) search_chunks(*search, queries, kRealQueries, train, kRealDims, chunk_rows, got);
+      EXPECT_TRUE(search && search->select_method() == SelectMethod::tensor) << "k " << k;
+      return got;
+    };
+    const TopK whole = lists(kRealTrain);
+    for (const std::int64_t chunk_rows : {std::int64_t{777}, std::int64_t{13}})
+      EXPECT_EQ(count_differences(lists(chunk_rows), whole, kRealQueries, "tensor"), 0)
+          << "k " << k << " chunk " << chunk_rows;
+  }
+}
+
 // Fewer training rows than k: unfilled slots stay empty, on every method.
 // k beyond the 30 training rows: the warp path (k = 32) and the pool (k = 40, and 200,
 // whose final sort pads 200 slots, 170 of them empty, to 256) leave the extra slots empty.
