@@ -30,11 +30,16 @@ Result<Tile> Cube::read_tile(RowRange core, std::int64_t halo_rows) const {
   return tile;
 }
 
-Status Cube::read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows, const HostAllocator& allocator) const {
+Status Cube::read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows, const HostAllocator& allocator,
+                            int device) const {
   const auto& shape = info().shape;
   if (core.begin < 0 || core.end > shape.lines || core.empty())
     return Error{ErrorKind::internal, path(), {}, "row range out of the scene"};
   const RowRange held = with_halo(core, halo_rows, shape.lines);
+  if (auto rows = rows_in_memory(held, device)) {
+    tile.borrow(info().type, shape.samples, shape.bands, held, core, std::move(rows), device);
+    return {};
+  }
   tile.reshape(info().type, shape.samples, shape.bands, held, core, allocator);
   return read_rows(held, tile.bytes());
 }

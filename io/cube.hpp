@@ -42,11 +42,18 @@ class Cube {
   // use HDF5 while this cube reads (io/write_behind.hpp).
   virtual bool reads_through_hdf5() const { return format() == CubeFormat::hdf5; }
 
+  // The bytes read_rows(rows) would give, when they lie in the memory of `device` (a GPU;
+  // -1 the host) already in that order (a loaded image of the file, io/file_image.hpp):
+  // tiles for that device then borrow them. Null when they must be read.
+  virtual std::shared_ptr<std::byte[]> rows_in_memory(RowRange /*rows*/, int /*device*/) const { return nullptr; }
+
   // Reads the core rows plus up to `halo_rows` rows on each side (clipped at the edges).
   Result<Tile> read_tile(RowRange core, std::int64_t halo_rows = 0) const;
-  // The same into an existing tile, reusing its memory when large enough.
-  Status read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows = 0,
-                        const HostAllocator& allocator = {}) const;
+  // The same into an existing tile, reusing its memory when large enough, or borrowing
+  // the rows where they lie in the memory of `device`, the GPU whose operations take the
+  // tile (Tile::device(); -1: host memory only).
+  Status read_tile_into(Tile& tile, RowRange core, std::int64_t halo_rows = 0, const HostAllocator& allocator = {},
+                        int device = -1) const;
 };
 
 // Opens a scene by path (ENVI header/data file, HDF5 cube or EMIT granule). With a

@@ -1,11 +1,15 @@
 // Reads row ranges of an ENVI cube of any interleave and byte order: only the
 // requested rows are read (one pread for BIP/BIL, one per band for BSQ), then
-// reordered into the canonical layout.
+// reordered into the canonical layout. Where the data file was loaded into memory
+// ahead (io/file_image.hpp), tiles of a BIP file in native byte order (the canonical
+// layout already) for the image's device borrow its rows, and reads come from an image
+// in host memory.
 #include "io/envi_cube.hpp"
 
 #include <vector>
 
 #include "io/envi_layout.hpp"
+#include "io/file_image.hpp"
 #include "io/posix_file.hpp"
 
 namespace hb::io {
@@ -14,7 +18,8 @@ namespace {
 class EnviCube final : public Cube {
  public:
   EnviCube(EnviPaths paths, EnviHeader header, PosixFile data, std::int64_t header_bytes)
-      : header_path_(std::move(paths.header)),
+      : image_(file_image(paths.data)),
+        header_path_(std::move(paths.header)),
         info_(std::move(header.info)),
         layout_{info_.shape, bytes_per_sample(info_.type), header.header_offset, header.interleave},
         byte_order_(header.byte_order),
@@ -33,12 +38,12 @@ class EnviCube final : public Cube {
       return Error{ErrorKind::internal, header_path_, {}, "output buffer does not match the row range"};
     if (rows.empty()) return {};
     if (layout_.interleave == Interleave::bip) {
-      HB_TRY(data_.read_at(layout_.header_offset + rows.begin * layout_.row_bytes(), out));
+      HB_TRY(read_data(layout_.header_offset + rows.begin * layout_.row_bytes(), out));
     } else {
       std::vector<std::byte> file_order(out.size());
       HB_TRY(layout_.for_each_extent(rows, [&](std::int64_t at, std::int64_t into, std::int64_t bytes) {
-        return data_.read_at(at, std::span(file_order).subspan(static_cast<std::size_t>(into),
-                                                                static_cast<std::size_t>(bytes)));
+        return read_data(at, std::span(file_order).subspan(static_cast<std::size_t>(into),
+                                                            static_cast<std::size_t>(bytes)));
       }));
       envi::file_to_canonical(layout_, rows.rows(), file_order.data(), out.data());
     }
@@ -46,7 +51,23 @@ class EnviCube final : public Cube {
     return {};
   }
 
+  std::shared_ptr<std::byte[]> rows_in_memory(RowRange rows, int device) const override {
+    if (!image_ || image_->device != device) return nullptr;
+    if (layout_.interleave != Interleave::bip || byte_order_ != native_byte_order()) return nullptr;
+    if (rows.begin < 0 || rows.end > info_.shape.lines || rows.empty()) return nullptr;
+    const auto at = layout_.header_offset + rows.begin * layout_.row_bytes();
+    // An aliasing pointer: the rows keep the whole image alive.
+    return {image_->bytes, image_->bytes.get() + at};
+  }
+
  private:
+  Status read_data(std::int64_t at, std::span<std::byte> out) const {
+    if (!image_ || image_->device != -1) return data_.read_at(at, out);
+    std::copy_n(image_->bytes.get() + at, out.size(), out.data());
+    return {};
+  }
+
+  std::shared_ptr<const FileImage> image_;  // the data file, when it was loaded ahead
   std::string header_path_;
   CubeInfo info_;
   envi::Layout layout_;

@@ -14,6 +14,10 @@ Tile::Tile(const Tile& other) { *this = other; }
 
 Tile& Tile::operator=(const Tile& other) {
   if (this == &other) return *this;
+  if (other.capacity_ == 0 && other.storage_) {  // borrowed bytes are shared, never copied
+    *this = other.with_core(other.core_);
+    return *this;
+  }
   reshape(other.type_, other.samples_, other.bands_, other.held_, other.core_);
   units_ = other.units_;
   std::copy(other.bytes().begin(), other.bytes().end(), bytes().begin());
@@ -28,6 +32,7 @@ void Tile::reshape(DataType type, std::int64_t samples, std::int64_t bands, RowR
   held_ = held;
   core_ = core;
   units_ = nullptr;
+  device_ = -1;
   const auto bytes = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
   reserve(bytes, allocator);
   size_ = bytes;
@@ -38,6 +43,21 @@ void Tile::reserve(std::size_t bytes, const HostAllocator& allocator) {
   // Zero-initialised, as a fresh std::vector would be.
   storage_ = allocator ? allocator(bytes) : std::make_shared<std::byte[]>(bytes);
   capacity_ = bytes;
+  device_ = -1;
+}
+
+void Tile::borrow(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+                  std::shared_ptr<std::byte[]> rows, int device) {
+  type_ = type;
+  samples_ = samples;
+  bands_ = bands;
+  held_ = held;
+  core_ = core;
+  units_ = nullptr;
+  storage_ = std::move(rows);
+  device_ = device;
+  size_ = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
+  capacity_ = 0;
 }
 
 Tile Tile::with_core(RowRange core) const {
@@ -51,6 +71,7 @@ Tile Tile::with_core(RowRange core) const {
   view.size_ = size_;
   view.capacity_ = capacity_;
   view.units_ = units_;
+  view.device_ = device_;
   return view;
 }
 

@@ -41,6 +41,14 @@ class Tile {
                const HostAllocator& allocator = {});
   // Makes room for `bytes` without changing the shape.
   void reserve(std::size_t bytes, const HostAllocator& allocator = {});
+  // Becomes a tile of the given shape whose bytes are `rows`, memory of `device` (a GPU;
+  // -1 the host) owned elsewhere (a loaded file image, io/file_image.hpp): nothing is
+  // copied, and a copy of the tile borrows them too. A later reshape or reserve takes
+  // host memory of its own rather than write into them.
+  void borrow(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+              std::shared_ptr<std::byte[]> rows, int device);
+  // Where bytes() lie: -1 in host memory; else in that GPU's, for its operations only.
+  int device() const { return device_; }
 
   DataType type() const { return type_; }
   std::int64_t samples() const { return samples_; }
@@ -83,6 +91,7 @@ class Tile {
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
   const StoredUnits* units_ = nullptr;
+  int device_ = -1;
 };
 
 }  // namespace hb::io

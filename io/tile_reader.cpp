@@ -15,8 +15,9 @@ constexpr std::size_t kReadAheadBytes = std::size_t{1} << 20;
 }  // namespace
 
 TileReader::TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
-                       HostAllocator allocator, const StoredUnits* units)
+                       HostAllocator allocator, const StoredUnits* units, int device)
     : cube_(cube), cores_(std::move(cores)), halo_rows_(halo_rows), allocator_(std::move(allocator)), units_(units),
+      device_(device),
       background_(!cube.reads_through_hdf5()) {
   // Size both buffers for the largest tile up front: they are then never reallocated.
   // Every read fills its tile, so plain memory is not zeroed first.
@@ -40,15 +41,16 @@ std::size_t TileReader::tile_bytes(std::size_t index) const {
 void TileReader::prefetch() {
   if (!background_ || next_ >= cores_.size() || tile_bytes(next_) < kReadAheadBytes) return;
   pending_ = std::async(std::launch::async, [this, index = next_] {
-    return cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
+    return cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_, device_);
   });
 }
 
 Result<const Tile*> TileReader::next() {
   if (next_ >= cores_.size()) return static_cast<const Tile*>(nullptr);
   const std::size_t index = next_++;
-  const Status read = pending_.valid() ? pending_.get()  // read ahead
-                                       : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_);
+  const Status read = pending_.valid()
+                          ? pending_.get()  // read ahead
+                          : cube_.read_tile_into(slot(index), cores_[index], halo_rows_, allocator_, device_);
   if (!read) return read.error();
   slot(index).set_units(units_);
   prefetch();

@@ -18,9 +18,10 @@ namespace hb::io {
 class TileReader {
  public:
   // `units`: the cube's samples are stored numbers standing for physical ones; every
-  // tile carries them (Tile::units(), io::device_source).
+  // tile carries them (Tile::units(), io::device_source). `device`: the GPU whose
+  // operations take the tiles; rows loaded into its memory are borrowed, not read.
   TileReader(const Cube& cube, std::vector<RowRange> cores, std::int64_t halo_rows,
-             HostAllocator allocator = {}, const StoredUnits* units = nullptr);
+             HostAllocator allocator = {}, const StoredUnits* units = nullptr, int device = -1);
   ~TileReader();
   TileReader(const TileReader&) = delete;
   TileReader& operator=(const TileReader&) = delete;
@@ -39,6 +40,7 @@ class TileReader {
   std::int64_t halo_rows_;
   HostAllocator allocator_;
   const StoredUnits* units_;
+  int device_;
   std::size_t next_ = 0;
   bool background_;
   std::array<Tile, 2> slots_;
