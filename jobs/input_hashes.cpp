@@ -1,15 +1,10 @@
 #include "jobs/input_hashes.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -20,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/file_image.hpp"
 #include "io/text_file.hpp"
-#include "src/base/parallel_for.hpp"
 
 namespace hb::jobs {
 namespace fs = std::filesystem;
@@ -33,75 +28,60 @@ constexpr std::int64_t kSettledNs = 2'000'000'000;  // coarse file-system clocks
 
 std::int64_t ns_of(const struct timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
-// What must stay the same for a remembered hash to hold.
-std::string identity(const struct stat& st) {
-  return fmt::format("{}:{}:{}:{}:{}", st.st_dev, st.st_ino, st.st_size, ns_of(st.st_mtim), ns_of(st.st_ctim));
-}
 
 struct Hashed {
   std::string hash;
   std::string identity_after;  // the file's identity once read: differs when it changed meanwhile
 };
 
-constexpr std::int64_t kPieceBytes = std::int64_t{64} << 20;  // a multiple of 8: words never straddle pieces
-// Small enough to stay in a core's L2 between the read's copy and the hash: the hash
-// then costs the host one pass over memory (the page cache) instead of three (page cache,
-// buffer written, buffer read back), while a GPU rank beside it reads the same scene.
-constexpr std::size_t kReadBytes = std::size_t{256} << 10;
-
-// FNV-1a over the 8-byte words of bytes [begin, end) of the file (then its tail bytes);
-// false on a read error or a short file.
-bool hash_piece(int fd, std::int64_t begin, std::int64_t end, std::uint64_t& h) {
-  std::vector<unsigned char> buffer(kReadBytes);
-  h = kFnvOffset;
-  for (std::int64_t at = begin; at < end;) {
-    const auto want = static_cast<std::size_t>(std::min<std::int64_t>(end - at, kReadBytes));
-    const ssize_t got = ::pread(fd, buffer.data(), want, at);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    const auto n = static_cast<std::size_t>(got);
+// The hash of a file read in io::read_file_in_parts's pieces (64 MiB, one thread each)
+// and parts (256 KiB, small enough to stay in a core's L2 between the read and the hash:
+// the hash then costs the host one pass over memory, the page cache, instead of three,
+// while a GPU rank beside it reads the same scene). Each piece is hashed by FNV-1a over
+// its 8-byte words (then its tail bytes), and the pieces' hashes are folded in order
+// with the file's length: one core hashed about 3 GB/s, a third of a 5 GB flightline's
+// time in a job, before the pieces ran in parallel. A change detector, not a
+// cryptographic digest.
+class PieceHashes {
+ public:
+  void visit(std::int64_t piece, std::span<const std::byte> part) {
+    if (static_cast<std::size_t>(piece) >= hashes_.size()) return;
+    std::uint64_t& h = hashes_[static_cast<std::size_t>(piece)];
     std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    for (; i + 8 <= part.size(); i += 8) {
       std::uint64_t word = 0;
-      std::memcpy(&word, buffer.data() + i, 8);
+      std::memcpy(&word, part.data() + i, 8);
       h = (h ^ word) * kFnvPrime;
     }
-    for (; i < n; ++i) h = (h ^ buffer[i]) * kFnvPrime;
-    at += got;
+    for (; i < part.size(); ++i) h = (h ^ static_cast<std::uint64_t>(part[i])) * kFnvPrime;
   }
-  return true;
-}
+  // Sized before the read, from the file's size then: a file that grows meanwhile is
+  // refused by its changed identity.
+  void expect(std::int64_t size) {
+    hashes_.assign(static_cast<std::size_t>((size + io::kImagePieceBytes - 1) / io::kImagePieceBytes), kFnvOffset);
+  }
+  std::string folded(std::int64_t size) const {
+    std::uint64_t h = kFnvOffset;
+    for (const std::uint64_t piece : hashes_) h = (h ^ piece) * kFnvPrime;
+    h = (h ^ static_cast<std::uint64_t>(size)) * kFnvPrime;
+    return fmt::format("{:016x}", h);
+  }
 
-// The file cut into 64 MiB pieces, each hashed (FNV-1a over 8-byte words) on its own
-// thread, and the pieces' hashes folded in order with the length: one core hashed about
-// 3 GB/s, a third of a 5 GB flightline's time in a job. A change detector, not a
-// cryptographic digest.
+ private:
+  std::vector<std::uint64_t> hashes_;
+};
+
+// Every part's size but the file's last is a multiple of 8: words never straddle parts.
+static_assert(io::kImagePartBytes % 8 == 0 && io::kImagePieceBytes % io::kImagePartBytes == 0);
+
 std::optional<Hashed> read_and_hash(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat before {};
-  if (::fstat(fd, &before) != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  const std::int64_t size = before.st_size;
-  const std::int64_t pieces = (size + kPieceBytes - 1) / kPieceBytes;
-  std::vector<std::uint64_t> piece_hash(static_cast<std::size_t>(pieces));
-  std::atomic<bool> failed{false};
-  parallel_for(pieces, 1, [&](std::int64_t first, std::int64_t last) {
-    for (std::int64_t p = first; p < last && !failed; ++p) {
-      const std::int64_t end = std::min(size, (p + 1) * kPieceBytes);
-      if (!hash_piece(fd, p * kPieceBytes, end, piece_hash[static_cast<std::size_t>(p)])) failed = true;
-    }
-  });
-  std::uint64_t h = kFnvOffset;
-  for (const std::uint64_t piece : piece_hash) h = (h ^ piece) * kFnvPrime;
-  h = (h ^ static_cast<std::uint64_t>(size)) * kFnvPrime;
-  struct stat after {};
-  const bool bad = failed || ::fstat(fd, &after) != 0;
-  ::close(fd);
-  if (bad) return std::nullopt;
-  return Hashed{fmt::format("{:016x}", h), identity(after)};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  PieceHashes hashes;
+  hashes.expect(st.st_size);
+  const auto read = io::read_file_in_parts(path, [&](std::int64_t p, auto part) { hashes.visit(p, part); });
+  if (!read || read->size != static_cast<std::int64_t>(st.st_size)) return std::nullopt;
+  return Hashed{hashes.folded(read->size), read->identity_after};
 }
 
 std::string absolute_path(const std::string& path) {
@@ -138,15 +118,37 @@ bool settled(const struct stat& st) {
   return ns_of(st.st_ctim) < now - kSettledNs;
 }
 
+// A file loaded ahead with its hash taken from the load's own reads.
+struct Loading {
+  std::shared_future<Status> loaded;
+  std::shared_ptr<PieceHashes> hashes;
+};
+
 struct State {
   std::mutex mutex;
   std::string folder;
   std::map<std::string, std::pair<std::string, std::string>> known;  // path -> (identity, hash)
+  std::map<std::string, Loading> loading;  // absolute path -> its load
 };
 
 State& state() {
   static State s;
   return s;
+}
+
+// The hash of a file loaded ahead (load_and_hash), once its load is done, while the
+// file is the one loaded; nullopt when none was loaded or it failed or changed. The
+// caller holds the state's lock.
+std::optional<Hashed> hash_of_load(State& s, const std::string& path, const std::string& absolute) {
+  const auto at = s.loading.find(absolute);
+  if (at == s.loading.end()) return std::nullopt;
+  const Loading load = std::move(at->second);
+  s.loading.erase(at);
+  if (!load.loaded.get().ok()) return std::nullopt;
+  const auto image = io::file_image(path);
+  if (!image) return std::nullopt;
+  spdlog::debug("input {} hashed as it was loaded ahead", absolute);
+  return Hashed{load.hashes->folded(image->size), image->identity};
 }
 
 }  // namespace
@@ -156,10 +158,27 @@ void remember_hashes_in(const std::string& folder) {
   state().folder = folder;
 }
 
+std::shared_future<Status> load_and_hash(const std::string& path, std::shared_ptr<io::ImageSink> sink) {
+  const std::string absolute = absolute_path(path);
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  const std::string id = io::file_identity(path);
+  const bool known = (s.known.count(path) != 0 && s.known[path].first == id) ||
+                     (!s.folder.empty() && remembered(s.folder, absolute, id));
+  if (known) return io::load_file_image(path, std::move(sink));
+  auto hashes = std::make_shared<PieceHashes>();
+  struct stat st {};
+  hashes->expect(::stat(path.c_str(), &st) == 0 ? st.st_size : 0);
+  auto loaded =
+      io::load_file_image(path, std::move(sink), [hashes](std::int64_t p, auto part) { hashes->visit(p, part); });
+  s.loading[absolute] = {loaded, hashes};
+  return loaded;
+}
+
 std::optional<std::string> file_content_hash(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  const std::string id = identity(st);
+  const std::string id = io::file_identity(path);
   State& s = state();
   const std::lock_guard lock(s.mutex);
   if (const auto at = s.known.find(path); at != s.known.end() && at->second.first == id) return at->second.second;
@@ -171,8 +190,11 @@ std::optional<std::string> file_content_hash(const std::string& path) {
       return hash;
     }
   }
-  spdlog::debug("input {} hashed: reading {} bytes", absolute, st.st_size);
-  const auto hashed = read_and_hash(path);
+  auto hashed = hash_of_load(s, path, absolute);
+  if (!hashed) {
+    spdlog::debug("input {} hashed: reading {} bytes", absolute, st.st_size);
+    hashed = read_and_hash(path);
+  }
   if (!hashed) return std::nullopt;
   const bool steady = hashed->identity_after == id;
   if (steady) s.known[path] = {id, hashed->hash};

@@ -11,8 +11,14 @@
 // on file systems with coarse times) as the hashing could otherwise keep the same times.
 #pragma once
 
+#include <future>
 #include <optional>
 #include <string>
+
+#include <memory>
+
+#include "io/file_image.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::jobs {
 
@@ -22,7 +28,13 @@ void remember_hashes_in(const std::string& folder);
 
 // 64-bit FNV-1a over the file's 8-byte words in 64 MiB pieces (hashed in parallel),
 // the pieces' hashes folded in order with the file's length, as 16 hex digits;
-// nullopt when the file cannot be read. Logs (debug) whether it read the file.
+// nullopt when the file cannot be read. Logs (debug) whether it read the file. A file
+// being loaded by load_and_hash is waited for and not read again.
 std::optional<std::string> file_content_hash(const std::string& path);
+
+// Loads the file through `sink` for the step that reads it next (io::load_file_image),
+// its hash taken from the load's own reads while they are in cache, unless the hash is
+// known already. Returns the load's outcome.
+std::shared_future<Status> load_and_hash(const std::string& path, std::shared_ptr<io::ImageSink> sink);
 
 }  // namespace hb::jobs

@@ -12,7 +12,9 @@
 
 #include <fmt/core.h>
 
+#include "io/file_image.hpp"
 #include "jobs/input_hashes.hpp"
+#include "tests/io/host_image_sink.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace {
@@ -52,6 +54,28 @@ TEST(InputHashes, MatchTheDefinitionAcrossPiecesAndTail) {
   const auto hash = hb::jobs::file_content_hash(path);
   ASSERT_TRUE(hash.has_value());
   EXPECT_EQ(*hash, reference_hash(bytes));
+}
+
+// Hashed from a load ahead's own reads (jobs::load_and_hash): the same hash, the file
+// in memory byte for byte, and the hash asked afterwards taken from the load.
+TEST(InputHashes, LoadedAheadHashTheSame) {
+  const hb::test::ScratchDir dir("hb_input_hash_load");
+  const auto path = dir.file("scene.img");
+  std::vector<unsigned char> bytes(kPiece + (std::size_t{300} << 10) + 3);
+  std::mt19937_64 random(11);
+  for (auto& b : bytes) b = static_cast<unsigned char>(random());
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(hb::jobs::load_and_hash(path, hb::io::test::host_image_sink()).get().ok());
+  const auto image = hb::io::file_image(path);
+  ASSERT_NE(image, nullptr);
+  ASSERT_EQ(image->size, static_cast<std::int64_t>(bytes.size()));
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), reinterpret_cast<const unsigned char*>(image->bytes.get())));
+  const auto hash = hb::jobs::file_content_hash(path);
+  ASSERT_TRUE(hash.has_value());
+  EXPECT_EQ(*hash, reference_hash(bytes));
+  hb::io::drop_file_image(path);
+  EXPECT_EQ(hb::io::file_image(path), nullptr);
 }
 
 TEST(InputHashes, UnreadableFileHasNone) {
