@@ -15,6 +15,9 @@
 #include "src/base/row_range.hpp"
 
 namespace hb {
+namespace io {
+class ImageSink;
+}
 
 enum class BackendKind { automatic, cpu, cuda };
 
@@ -32,6 +35,10 @@ class Backend {
   // Memory for the tiles this backend consumes: pinned on CUDA, so that tiles cross to
   // the device without a staging copy. Empty = plain heap.
   virtual HostAllocator host_allocator() const { return {}; }
+
+  // Where a job loads a scene ahead of its steps (io/file_image.hpp): this GPU's memory
+  // on CUDA, whose statistics pass is bound by its reads; none on the CPU.
+  virtual std::shared_ptr<io::ImageSink> image_sink() const { return nullptr; }
 
   // The per-tile working-memory budget to use when `wanted` is asked for: less where
   // the device has less free (CUDA), so scenes larger than the GPU stream through.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "src/backend/cuda_image_sink.hpp"
 #include "src/base/cuda_buffers.hpp"
 #include "src/base/cuda_error.hpp"
 
@@ -33,6 +34,7 @@ class CudaBackend final : public Backend {
   }
 
   HostAllocator host_allocator() const override { return cuda::pinned_allocator(); }
+  std::shared_ptr<io::ImageSink> image_sink() const override { return cuda::make_image_sink(device_); }
 
  private:
   int device_;

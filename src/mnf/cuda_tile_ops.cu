@@ -114,9 +114,11 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   const auto samples = static_cast<std::size_t>(tile.pixels() * tile.bands());
   HB_TRY(check(raw_[slot].reserve(tile.units() ? samples * sizeof(float) : bytes), "tile buffer"));
   const void* source = tile.bytes().data();
+  if (tile.device() != -1 && tile.device() != device_)
+    return Error{ErrorKind::internal, {}, {}, "a tile in another GPU's memory"};
   cudaPointerAttributes attributes{};
-  const bool pinned = cudaPointerGetAttributes(&attributes, source) == cudaSuccess &&
-                      attributes.type == cudaMemoryTypeHost;
+  const bool pinned = tile.device() == device_ || (cudaPointerGetAttributes(&attributes, source) == cudaSuccess &&
+                                                   attributes.type == cudaMemoryTypeHost);
   if (!pinned) {  // pageable tile: one host copy into pinned memory first
     HB_TRY(check(staging_.reserve(bytes), "pinned staging buffer"));
     const Stopwatch copying;
@@ -127,7 +129,8 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   }
   if (tile.units()) HB_TRY(check(stored_.reserve(bytes), "tile buffer"));
   void* copy_to = tile.units() ? stored_.as<void>() : raw_[slot].as<void>();
-  HB_TRY(check(cudaMemcpyAsync(copy_to, source, bytes, cudaMemcpyHostToDevice, copy_stream_), "copy tile to device"));
+  // A tile borrowed from a scene loaded into this GPU's memory is copied on the device.
+  HB_TRY(check(cudaMemcpyAsync(copy_to, source, bytes, cudaMemcpyDefault, copy_stream_), "copy tile to device"));
   if (keeping_) HB_TRY(keep_copy(tile, copy_to));
   if (tile.units())
     HB_TRY(make_physical(tile.type(), tile.pixels(), tile.bands(), *tile.units(), stored_.as<void>(), slot));

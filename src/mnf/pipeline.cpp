@@ -197,7 +197,8 @@ Result<SceneStatistics> gather_statistics(const io::Cube& cube, TileOps& ops, co
   const auto source = tile_source(cube, ops);
   const bool keep =
       options.keep_tiles && keep_on_every_rank(ops, held_bytes(source.cube.info(), tiles, halo_rows), comm);
-  io::TileReader reader(source.cube, tiles, halo_rows, ops.device().host_allocator(), source.units);
+  io::TileReader reader(source.cube, tiles, halo_rows, ops.device().host_allocator(), source.units,
+                        ops.device().gpu());
   double input_wait = 0, compute = 0;
   const auto mine = static_cast<std::int64_t>(tiles.size());
   const auto counts = comm.allgather(mine);

@@ -1,7 +1,9 @@
 // Tiles kept on the GPU between the statistics and transform passes (TileOps::
 // keep_tiles) give the same statistics bits and the same component bytes as the passes
 // that read the scene twice: for a scene of samples and for a scaled int16 scene whose
-// stored numbers are made physical on the device, at several tile sizes. Skips without a GPU.
+// stored numbers are made physical on the device, at several tile sizes; and so does a
+// scene loaded into the GPU's memory ahead of the passes (io/file_image.hpp), whose
+// tiles the statistics pass borrows there. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +11,9 @@
 #include <iterator>
 
 #include "io/cube.hpp"
+#include "io/envi_header.hpp"
+#include "io/file_image.hpp"
+#include "io/tile_reader.hpp"
 #include "io/units.hpp"
 #include "src/mnf/pipeline.hpp"
 #include "src/synth/synth.hpp"
@@ -109,6 +114,35 @@ TEST(MnfKeptTiles, SameStatisticsAndComponentsAsTwoReads) {
       ASSERT_FALSE(expected.empty());
       EXPECT_TRUE(expected == file_bytes(kept)) << "component bytes differ";
     }
+}
+
+TEST(MnfKeptTiles, SceneLoadedOntoTheGpuGivesTheSameBits) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the CUDA backend runs on the device machine";
+  auto gpu = std::move(make_tile_ops(BackendKind::cuda).value());
+  const int device = gpu->device().gpu();
+  for (const bool gains : {false, true}) {
+    SCOPED_TRACE(gains ? "scaled" : "plain");
+    const auto header = scene(gains);
+    const auto units = gains ? io::Units::physical : io::Units::raw;
+    const auto data = io::resolve_envi_paths(header)->data;
+    const auto read = (work_dir() / "read.img").string(), loaded = (work_dir() / "loaded.img").string();
+    const auto from_file = run(*open_scene(header, units), *gpu, 0, true, read);
+    ASSERT_TRUE(io::load_file_image(data, gpu->device().image_sink()).get().ok());
+    const auto cube = open_scene(header, units);
+    {
+      io::TileReader reader(io::device_source(*cube).cube, {{0, 130}}, 1, {}, nullptr, device);
+      auto tile = reader.next();
+      ASSERT_TRUE(tile.ok() && *tile != nullptr);
+      EXPECT_EQ((*tile)->device(), device) << "the tile was read, not borrowed from the GPU";
+    }
+    const auto from_gpu = run(*cube, *gpu, 0, true, loaded);
+    EXPECT_EQ(from_file.data.count, from_gpu.data.count);
+    EXPECT_EQ(from_file.data.sum, from_gpu.data.sum);
+    EXPECT_EQ(from_file.data.cross, from_gpu.data.cross);
+    EXPECT_EQ(from_file.noise.cross, from_gpu.noise.cross);
+    EXPECT_TRUE(file_bytes(read) == file_bytes(loaded)) << "component bytes differ";
+    io::drop_file_image(data);
+  }
 }
 
 }  // namespace
