@@ -4,8 +4,14 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 
+#include "io/cube.hpp"
+#include "io/delivery_archive.hpp"
+#include "io/envi_header.hpp"
+#include "io/file_image.hpp"
 #include "jobs/deliveries.hpp"
+#include "jobs/input_hashes.hpp"
 #include "jobs/schedule.hpp"
 #include "mpi/agree.hpp"
 #include "src/base/stopwatch.hpp"
@@ -43,7 +49,20 @@ std::string scene_fingerprint(const SceneSpec& s) {
   return f.hex();
 }
 
+// The next scene is loaded once this one's first step is done, or as this one ends.
 bool RankRun::run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
+                        const mpi::Comm* together, const SceneSpec* next) {
+  next_ = next;
+  const bool ran = run_scene(listed, first, last, campaign_stats, together);
+  load_next();
+  return ran;
+}
+
+void RankRun::load_next() {
+  if (next_ != nullptr) load(*std::exchange(next_, nullptr));
+}
+
+bool RankRun::run_scene(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
                         const mpi::Comm* together) {
   if (failed_.count(listed.name) != 0) return false;
   if (chain_.count(listed.name) == 0 && hashing_.count(listed.name) == 0) start_scene(listed);
@@ -85,8 +104,40 @@ bool RankRun::run_steps(const SceneSpec& listed, std::size_t first, std::size_t 
       }
     }
     if (!run_step(c, step, [&] { return checksum ? *checksum : next_checksum(c, step); })) return false;
+    load_next();
   }
   return true;
+}
+
+namespace {
+
+// The data file of a scene that may be loaded ahead: an ENVI scene read as listed
+// (neither made by the job, nor unpacked from a delivery archive, nor ingested first).
+std::optional<std::string> loadable_data_file(const JobSpec& job, const SceneSpec& s) {
+  if (s.generate || job.ingest.enabled || io::is_delivery_archive(s.path)) return std::nullopt;
+  if (io::format_from_path(s.path) != io::CubeFormat::envi) return std::nullopt;
+  auto paths = io::resolve_envi_paths(s.path);
+  if (!paths) return std::nullopt;
+  return paths->data;
+}
+
+}  // namespace
+
+// Forgets the image loaded for this scene (its step that reads the whole scene is done)
+// before loading the next: the rank holds one scene ahead, in the memory the last one
+// took.
+void RankRun::load(const SceneSpec& next) {
+  forget_loaded();
+  if (!load_ahead_ || failed_.count(next.name) != 0) return;
+  const auto data = loadable_data_file(job_, next);
+  if (!data) return;
+  spdlog::debug("{}: loading {} ahead", next.name, *data);
+  (void)load_and_hash(*data, load_ahead_);
+  loaded_ = *data;
+}
+
+void RankRun::forget_loaded() {
+  if (!loaded_.empty()) io::drop_file_image(std::exchange(loaded_, {}));
 }
 
 void RankRun::start_scene(const SceneSpec& s) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "jobs/metrics.hpp"
 #include "jobs/progress.hpp"
 #include "jobs/steps.hpp"
+#include "io/file_image.hpp"
 #include "mpi/comm.hpp"
 
 namespace hb::jobs {
@@ -29,14 +31,21 @@ class RankRun {
  public:
   using Checksum = std::function<std::string()>;  // a step's checksum, asked once it has run
 
-  RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress)
-      : job_(job), manifest_(manifest), journal_(journal), progress_(progress) {}
+  RankRun(const JobSpec& job, const Manifest& manifest, Journal& journal, RunProgress& progress,
+          std::shared_ptr<io::ImageSink> load_ahead = nullptr)
+      : job_(job), manifest_(manifest), journal_(journal), progress_(progress), load_ahead_(std::move(load_ahead)) {}
+  ~RankRun() { forget_loaded(); }
+
 
   // Runs steps [first, last) of the step table on `scene`; false once the scene failed.
   // `together`: the ranks that share the scene (every rank, in step); null = this rank.
-  // Steps before `first` may have run on another rank.
+  // Steps before `first` may have run on another rank. `next`: the scene this rank runs
+  // next, whose data file is loaded (and hashed) through the rank's sink, into its GPU's
+  // memory, once this scene's first step, the one that reads the whole scene, is done
+  // (io/file_image.hpp).
   bool run_steps(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
-                 const mpi::Comm* together = nullptr);
+                 const mpi::Comm* together = nullptr, const SceneSpec* next = nullptr);
+  bool loads_ahead() const { return load_ahead_ != nullptr; }
   bool has_failed(const std::string& scene) const { return failed_.count(scene) != 0; }
   // Scenes that failed on this rank (recorded here), and those that failed on others.
   std::vector<std::string> failed_here() const { return {failed_here_.begin(), failed_here_.end()}; }
@@ -51,6 +60,11 @@ class RankRun {
 
  private:
   bool has_record(const std::string& scene) const;
+  bool run_scene(const SceneSpec& listed, std::size_t first, std::size_t last, const std::string& campaign_stats,
+                 const mpi::Comm* together);
+  void load_next();
+  void load(const SceneSpec& next);
+  void forget_loaded();
   // The chain of checksums starts from the scene's fingerprint, whose content hash runs
   // on a thread while nothing waits for it (see run_steps).
   void start_scene(const SceneSpec& s);
@@ -74,6 +88,9 @@ class RankRun {
   int scenes_done_ = 0;
   std::int64_t bytes_done_ = 0;
   int unrecorded_ = 0;  // journal appends that failed
+  std::shared_ptr<io::ImageSink> load_ahead_;  // where the next scene is loaded; null: not at all
+  const SceneSpec* next_ = nullptr;  // to be loaded once the scene running now allows
+  std::string loaded_;               // the data file loaded ahead and not yet forgotten
 };
 
 }  // namespace hb::jobs

@@ -76,15 +76,28 @@ Assignment assign(const std::vector<SceneSpec>& scenes, const RunOptions& o, con
 }
 
 // This rank's part of one pass over the whole scenes: the next scene no rank has taken,
-// until none is left. An error when this rank can no longer take scenes.
+// until none is left. With `one_ahead` each scene is taken while the one before it runs
+// (work(scene, next)), so that its bytes can be loaded meanwhile. An error when this
+// rank can no longer take scenes.
 template <class Work>
-Status take_scenes(SceneQueue queue, Work work) {
-  for (;;) {
-    auto scene = queue.take();
-    if (!scene) return scene.error();
-    if (*scene == nullptr) return {};
-    work(**scene);
+Status take_scenes(SceneQueue queue, bool one_ahead, Work work) {
+  auto scene = queue.take();
+  while (scene && *scene != nullptr) {
+    Result<const SceneSpec*> next = nullptr;
+    if (one_ahead) next = queue.take();
+    work(**scene, one_ahead && next ? *next : nullptr);
+    if (!one_ahead) next = queue.take();
+    if (!next) return next.error();
+    scene = next;
   }
+  return scene ? Status{} : Status{scene.error()};
+}
+
+// Where a rank loads its next scene ahead: its GPU's memory on a GPU run; nowhere on the
+// CPU, whose passes are bound by their arithmetic rather than their reads.
+std::shared_ptr<io::ImageSink> load_ahead(const JobSpec& job) {
+  auto backend = make_backend(*backend_kind_from_name(job.backend));
+  return backend ? (*backend)->image_sink() : nullptr;
 }
 
 // Every rank learns which scenes failed on the others, so that no rank runs their
@@ -250,7 +263,7 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   Journal journal(job->output, run_id, comm.rank());
   RunProgress progress(journal_dir(job->output), run_id, comm.rank(), static_cast<int>(a.shard.size()), a.shard_bytes,
                        o.show_progress);
-  RankRun run(*job, *manifest, journal, progress);
+  RankRun run(*job, *manifest, journal, progress, load_ahead(*job));
 
   // Pass 1: make and ingest scenes; pass 2 (after a campaign basis): everything else.
   // Shared (large) scenes first, every rank in step on each; then the whole scenes.
@@ -258,11 +271,13 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
   const std::size_t split = campaign ? step_index("mnf") : scene_steps().size();
   for (const auto* s : a.shared) run.run_steps(*s, 0, split, {}, &comm);
   std::vector<const SceneSpec*> taken;  // this rank's whole scenes of pass 1
-  Status claimed = take_scenes(SceneQueue(claims, 1, a.whole), [&](const SceneSpec& s) {
+  const bool one_ahead = run.loads_ahead();
+  const auto first_pass = [&](const SceneSpec& s, const SceneSpec* next) {
     taken.push_back(&s);
-    run.run_steps(s, 0, split, {}, nullptr);
+    run.run_steps(s, 0, split, {}, nullptr, next);
     if (!campaign) run.scene_finished(planned_bytes(s));
-  });
+  };
+  Status claimed = take_scenes(SceneQueue(claims, 1, a.whole), one_ahead, first_pass);
   std::string campaign_stats;
   if (campaign) {
     auto contributes = taken;  // shared scenes' statistics are gathered on rank 0
@@ -275,11 +290,11 @@ Result<RunOutcome> run_job(const RunOptions& o, const mpi::Comm& comm) {
     if (comm.is_root()) run.scene_finished(planned_bytes(*s));
   }
   if (campaign && claimed.ok())
-    claimed = take_scenes(SceneQueue(claims, 2, a.whole), [&](const SceneSpec& s) {
+    claimed = take_scenes(SceneQueue(claims, 2, a.whole), one_ahead, [&](const SceneSpec& s, const SceneSpec* next) {
       if (campaign_stats.empty()) {
         if (!run.has_failed(s.name)) run.mark_failed(s.name, "mnf", "no campaign basis (see the campaign entry)");
       } else {
-        run.run_steps(s, split, scene_steps().size(), campaign_stats, nullptr);
+        run.run_steps(s, split, scene_steps().size(), campaign_stats, nullptr, next);
       }
       run.scene_finished(planned_bytes(s));
     });
