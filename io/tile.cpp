@@ -24,17 +24,20 @@ Tile& Tile::operator=(const Tile& other) {
   return *this;
 }
 
-void Tile::reshape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
-                   const HostAllocator& allocator) {
+std::size_t Tile::set_shape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core) {
   type_ = type;
   samples_ = samples;
   bands_ = bands;
   held_ = held;
   core_ = core;
   units_ = nullptr;
-  device_ = -1;
-  const auto bytes = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
-  reserve(bytes, allocator);
+  return static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
+}
+
+void Tile::reshape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
+                   const HostAllocator& allocator) {
+  const std::size_t bytes = set_shape(type, samples, bands, held, core);
+  reserve(bytes, allocator);  // a borrowed tile has no capacity: it takes memory of its own
   size_ = bytes;
 }
 
@@ -48,15 +51,9 @@ void Tile::reserve(std::size_t bytes, const HostAllocator& allocator) {
 
 void Tile::borrow(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core,
                   std::shared_ptr<std::byte[]> rows, int device) {
-  type_ = type;
-  samples_ = samples;
-  bands_ = bands;
-  held_ = held;
-  core_ = core;
-  units_ = nullptr;
+  size_ = set_shape(type, samples, bands, held, core);
   storage_ = std::move(rows);
   device_ = device;
-  size_ = static_cast<std::size_t>(held.rows() * samples * bands) * bytes_per_sample(type);
   capacity_ = 0;
 }
 

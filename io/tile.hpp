@@ -82,6 +82,9 @@ class Tile {
   }
 
  private:
+  // Sets the shape (no units) and returns the held rows' size in bytes.
+  std::size_t set_shape(DataType type, std::int64_t samples, std::int64_t bands, RowRange held, RowRange core);
+
   DataType type_ = DataType::f32;
   std::int64_t samples_ = 0;
   std::int64_t bands_ = 0;
