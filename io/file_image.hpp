@@ -25,8 +25,9 @@ namespace hb::io {
 // at most kImageReaders threads), a piece in parts of kImagePartBytes, in order.
 // `visit(piece, part)` sees each part just after its read, while it is still in the
 // core's cache (the input hash, jobs/). An image takes the parts in stores of
-// kImageStoreBytes: a GPU's copy is a driver call, and a quarter as many calls left the
-// steps beside the load more of the driver (docs/PERFORMANCE.md).
+// kImageStoreBytes, each a GPU copy of its own: with a copy a part (256 KiB), the KNN step
+// beside a load ran 0.15-0.19 s longer a flightline at four GPUs, with 1 MiB 0.07-0.09 s
+// (docs/PERFORMANCE.md, "Archive throughput"; two calls on 4x H200 hosts).
 inline constexpr std::int64_t kImagePieceBytes = std::int64_t{64} << 20;
 inline constexpr std::size_t kImagePartBytes = std::size_t{256} << 10;
 inline constexpr std::size_t kImageStoreBytes = std::size_t{1} << 20;

@@ -28,7 +28,6 @@ constexpr std::int64_t kSettledNs = 2'000'000'000;  // coarse file-system clocks
 
 std::int64_t ns_of(const struct timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
-
 struct Hashed {
   std::string hash;
   std::string identity_after;  // the file's identity once read: differs when it changed meanwhile

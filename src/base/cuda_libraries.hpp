@@ -2,9 +2,10 @@
 // their libraries (cuBLAS Lt's static initialisers above all) took 0.4 s of every start
 // of a CUDA build on a 2-core workstation and 0.07-0.1 s on an H200 host, `hyperbatch
 // info` included, which uses neither. cuda_libraries.cpp defines the entry points
-// hyperbatch calls; each opens its library by its soname on first use and forwards to it. A command that can use the GPU opens them on the thread
-// that starts its CUDA context (warm_up_device), so its first GEMM does not wait. An
-// entry point not forwarded there does not link: add its forwarder beside the others.
+// hyperbatch calls; each opens its library by its soname on first use and forwards to
+// it. A command that can use the GPU opens them on the thread that starts its CUDA
+// context (warm_up_device), so its first GEMM does not wait. An entry point not
+// forwarded there does not link: add its forwarder beside the others.
 #pragma once
 
 namespace hb::cuda {
