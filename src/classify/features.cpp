@@ -71,10 +71,6 @@ int unusable_sample(float v, float ignored) {
   return static_cast<int>(v == ignored) | static_cast<int>(!(v - v == 0.0f));
 }
 
-float ignored_as_float(std::optional<double> ignore_value) {
-  return ignore_value ? static_cast<float>(*ignore_value) : std::numeric_limits<float>::quiet_NaN();
-}
-
 // Integers are always finite: without an ignore value no sample can rule a pixel out.
 template <class T>
 bool needs_check(std::optional<double> ignore_value) {
@@ -87,7 +83,7 @@ void extract_typed(const T* samples, std::int64_t pixels, const BandSelection& s
   const std::int64_t dims = selection.dims();
   const auto runs = band_runs(selection);
   const bool check = needs_check<T>(ignore_value);
-  const float ignored = ignored_as_float(ignore_value);
+  const float ignored = float_ignore_value(ignore_value);
   parallel_for(pixels, kPixelsPerThread, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t p = begin; p < end; ++p) {
       const T* in = samples + p * selection.scene_bands;
@@ -121,7 +117,7 @@ void flag_pixels(const T* samples, std::int64_t begin, std::int64_t end, std::in
 // one of T's values; otherwise none can.
 template <class T>
 std::optional<T> narrow_target(std::optional<double> ignore_value) {
-  const float ignored = ignored_as_float(ignore_value);  // NaN without one: fails every test
+  const float ignored = float_ignore_value(ignore_value);  // NaN without one: fails every test
   if (ignored != std::floor(ignored) || !(ignored >= float{std::numeric_limits<T>::min()}) ||
       !(ignored <= float{std::numeric_limits<T>::max()}))
     return std::nullopt;
@@ -132,7 +128,7 @@ std::optional<T> narrow_target(std::optional<double> ignore_value) {
 template <class T>
 void validity_range(const T* samples, std::int64_t begin, std::int64_t end, const BandSelection& selection,
                     std::optional<double> ignore_value, std::span<const BandRun> runs, std::uint8_t* valid) {
-  const float ignored = ignored_as_float(ignore_value);
+  const float ignored = float_ignore_value(ignore_value);
   bool all_valid = !needs_check<T>(ignore_value);
   std::optional<T> target;
   if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
@@ -253,6 +249,10 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
 
 bool is_narrow(DataType type) {
   return type == DataType::u8 || type == DataType::i16 || type == DataType::u16;
+}
+
+float float_ignore_value(std::optional<double> ignore_value) {
+  return ignore_value ? static_cast<float>(*ignore_value) : std::numeric_limits<float>::quiet_NaN();
 }
 
 std::optional<std::int64_t> narrow_ignore_target(DataType type, std::optional<double> ignore_value) {

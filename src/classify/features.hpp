@@ -61,11 +61,16 @@ std::int64_t pack_valid_queries(const io::Tile& tile, const BandSelection& selec
                                 std::vector<std::uint8_t>& valid, std::vector<std::int64_t>& pixel);
 
 // The narrow sample types (u8, i16, u16), whose raw tiles cross to a GPU and are
-// gathered and widened there (KnnSearch::gather): half the bytes of FP32 or fewer.
+// gathered and widened there (KnnSearch::gather, as are f32 tiles): half the bytes of
+// FP32 or fewer.
 bool is_narrow(DataType type);
 // For a narrow type: the sample value that rules a pixel out (the ignore value, when it
 // is one of the type's values); none when no sample can, and every pixel is valid.
 std::optional<std::int64_t> narrow_ignore_target(DataType type, std::optional<double> ignore_value);
+// For float samples: the ignore value as a float, with which they compare (NaN when
+// there is none, equal to no sample); a pixel is out when a used band equals it or is
+// not finite.
+float float_ignore_value(std::optional<double> ignore_value);
 // pack_valid_queries without the packing: every pixel's flag in `valid` and the valid
 // ones, tile-local, in `pixel` (the order of the packed rows). Returns the count.
 std::int64_t valid_pixels(const io::Tile& tile, const BandSelection& selection, std::optional<double> ignore_value,

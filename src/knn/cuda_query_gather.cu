@@ -4,7 +4,6 @@
 #include <climits>
 
 #include "kernels/convert.cuh"
-#include "kernels/valid_pixels.cuh"
 #include "src/base/cuda_error.hpp"
 
 namespace hb::knn {
@@ -105,7 +104,7 @@ Result<const float*> DeviceQueryGather::gather(int slot, const io::Tile& tile, s
 
 Result<const float*> DeviceQueryGather::list_and_gather(int slot, const io::Tile& tile,
                                                         std::span<const std::int64_t> bands,
-                                                        std::optional<std::int64_t> target,
+                                                        const kernels::UnusableSample& unusable,
                                                         std::span<const double> shift, std::vector<std::int64_t>& pixel) {
   slot &= 1;
   HB_TRY(check_dims(bands.size()));
@@ -122,7 +121,7 @@ Result<const float*> DeviceQueryGather::list_and_gather(int slot, const io::Tile
   }
   HB_TRY(upload(slot, tile, bands, shift));
   HB_CUDA_TRY(kernels::list_valid_pixels(tile.type(), raw_[slot].as<void>(), pixels, tile.bands(),
-                                         bands_[slot].as<std::int64_t>(), static_cast<int>(dims), target,
+                                         bands_[slot].as<std::int64_t>(), static_cast<int>(dims), unusable,
                                          flags_[slot].as<std::uint8_t>(), scratch_[slot].as<void>(), scratch,
                                          pixels_[slot].as<std::int64_t>(), count_[slot].as<std::int64_t>(), stream_),
               "listing valid pixels");

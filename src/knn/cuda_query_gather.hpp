@@ -1,5 +1,5 @@
 // Query tiles gathered on the GPU (CudaKnnSearch::gather and list_and_gather, for
-// u8/i16/u16 scenes): per slot, the raw tile as read goes up on a stream of their own,
+// u8/i16/u16 and f32 scenes): per slot, the raw tile as read goes up on a stream of their own,
 // its valid pixels are listed there (kernels::list_valid_pixels) or their list comes
 // with it, and kernels::gather_queries picks, widens (into physical units when the tile
 // carries io::StoredUnits) and shifts the queries, with the host's bits. Two slots: the worker gathers the next tile while the search reads one.
@@ -8,13 +8,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <vector>
 
-#include "src/base/error.hpp"
 #include "io/tile.hpp"
+#include "kernels/valid_pixels.cuh"
 #include "src/base/cuda_buffers.hpp"
+#include "src/base/error.hpp"
 
 namespace hb::knn {
 
@@ -32,10 +32,10 @@ class DeviceQueryGather {
   Result<const float*> gather(int slot, const io::Tile& tile, std::span<const std::int64_t> pixel,
                               std::span<const std::int64_t> bands, std::span<const double> shift);
   // gather() of the tile's valid pixels, listed on the device: a pixel is out when one
-  // of the used `bands` holds `target` (narrow_ignore_target); the list, ascending, is
-  // also copied to `pixel`. nullptr when the device has no room.
+  // of the used `bands` is `unusable`; the list, ascending, is also copied to `pixel`.
+  // nullptr when the device has no room.
   Result<const float*> list_and_gather(int slot, const io::Tile& tile, std::span<const std::int64_t> bands,
-                                       std::optional<std::int64_t> target, std::span<const double> shift,
+                                       const kernels::UnusableSample& unusable, std::span<const double> shift,
                                        std::vector<std::int64_t>& pixel);
   // The slot whose queries start at `queries`, or -1 when gather() did not make them.
   int slot_of(const float* queries) const;

@@ -155,8 +155,11 @@ class CudaKnnSearch final : public KnnSearch {
   // home (copy_rows_home).
   bool makes_empty_lists() const override { return true; }
 
-  // Narrow tiles go to the GPU as read (pinned) and their queries are gathered there.
-  bool gathers(DataType type) const override { return classify::is_narrow(type); }
+  // Narrow and f32 tiles go to the GPU as read (pinned) and their queries are gathered
+  // there: narrow ones cross in half the bytes of FP32 or fewer, and neither is packed
+  // on the host, a pass over the tile that competed with the other ranks' reads for
+  // the host's memory (the MNF features of `hyperbatch run`, docs/PERFORMANCE.md).
+  bool gathers(DataType type) const override { return classify::is_narrow(type) || type == DataType::f32; }
   HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
   // The tile goes up and its queries are gathered on the device (DeviceQueryGather);
@@ -175,13 +178,13 @@ class CudaKnnSearch final : public KnnSearch {
   Result<const float*> list_and_gather(int slot, const io::Tile& tile, const classify::BandSelection& selection,
                                        std::optional<double> ignore_value, std::span<const double> shift,
                                        std::vector<std::int64_t>& pixel) override {
-    if (!classify::is_narrow(tile.type()))
-      return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
+    if (!gathers(tile.type())) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
     slot &= 1;
     HB_CUDA_TRY(cudaSetDevice(device_), "cudaSetDevice");  // may run on another thread
     staging_fill_[slot] = ++fills_;
-    auto queries = gather_.list_and_gather(slot, tile, selection.bands,
-                                           classify::narrow_ignore_target(tile.type(), ignore_value), shift, pixel);
+    const kernels::UnusableSample unusable{classify::narrow_ignore_target(tile.type(), ignore_value),
+                                           classify::float_ignore_value(ignore_value)};
+    auto queries = gather_.list_and_gather(slot, tile, selection.bands, unusable, shift, pixel);
     if (queries && *queries == nullptr) return KnnSearch::list_and_gather(slot, tile, selection, ignore_value, shift, pixel);
     return queries;
   }

@@ -4,12 +4,12 @@
 // reader's thread; an HDF5 scene is read by the caller, the library not being
 // thread-safe). The worker packs the valid pixels as FP32 queries shifted by the
 // training mean into the other of two slots of the search's buffers
-// (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 on a
-// GPU), hands the raw tile over (KnnSearch::list_and_gather: the GPU lists the valid
-// pixels and gathers; a physical view's stored numbers are read and made physical
-// there), so that its copy and the gathering overlap the current tile's
-// search. Without the worker the host's reading and packing and the GPU's search took
-// turns, and each sat idle half the pass.
+// (pack_valid_queries), or, for a search that gathers queries itself (u8/i16/u16 and
+// f32 on a GPU), hands the raw tile over (KnnSearch::list_and_gather: the GPU lists the
+// valid pixels and gathers; a physical view's stored numbers are read and made physical
+// there), so that its copy and the gathering overlap the current tile's search.
+// Without the worker the host's reading and packing and the GPU's search took turns,
+// and each sat idle half the pass.
 #pragma once
 
 #include <cstdint>

@@ -137,11 +137,12 @@ class KnnSearch {
   // every pair back: the caller may then leave their memory unwritten (TopK::resize).
   virtual bool makes_empty_lists() const { return false; }
 
-  // Raw query tiles (QueryTiles' path for u8/i16/u16 scenes, is_narrow): a backend that
+  // Raw query tiles (QueryTiles' path for the types this says yes to): a backend that
   // gathers queries itself takes the tile as read and the list of its valid pixels. The
-  // CUDA search uploads the tile as stored, half the bytes of FP32 for int16, and
-  // gathers, widens and shifts on the GPU: packing FP32 on the host wrote 72 GB at 40 GB
-  // of int16 scene, and the host's memory bandwidth bounded the classification.
+  // CUDA search does for u8/i16/u16 and f32: it uploads the tile as stored (half the
+  // bytes of FP32 for int16) and lists, gathers, widens and shifts on the GPU: packing
+  // FP32 on the host wrote 72 GB at 40 GB of int16 scene, and the host's memory
+  // bandwidth bounded the classification.
   virtual bool gathers(DataType) const { return false; }
   // Memory for the tiles handed to gather() (pinned on a GPU).
   virtual HostAllocator tile_allocator() const { return {}; }

@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <future>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "src/base/data_type.hpp"
@@ -180,7 +184,29 @@ inline void expect_sequences_over_query_slots_equal_plain_searches(const SearchF
     }
 }
 
-// Gathered queries, QueryTiles' path for u8/i16/u16 scenes: raw tiles (in the search's
+// The sample types a GPU search gathers itself (KnnSearch::gathers).
+template <class T>
+inline constexpr bool kGatheredType = std::is_same_v<T, float> || (std::is_integral_v<T> && sizeof(T) <= 2);
+inline constexpr DataType kGatheredTypes[] = {DataType::u8, DataType::i16, DataType::u16, DataType::f32};
+
+// Random samples: any value of a narrow type; for f32, finite values of either sign,
+// whole and fractional, small and far beyond the shifts.
+template <class T>
+void fill_random_samples(std::span<T> values, std::mt19937& rng) {
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<int> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    for (auto& v : values) v = static_cast<T>(value(rng));
+  } else {
+    std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(-20, 24);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double v = std::ldexp(mantissa(rng), exponent(rng));
+      values[i] = static_cast<T>(i % 5 == 0 ? std::round(v) : v);
+    }
+  }
+}
+
+// Gathered queries, QueryTiles' path for u8/i16/u16 and f32 scenes: raw tiles (in the search's
 // tile memory, bad bands and invalid pixels left in) handed to gather() from another
 // thread (as QueryTiles' worker does), slots 0, 1, 0, 1, give exactly the host's
 // gather_queries rows (copy_queries) and, searched plainly and in sequences over
@@ -211,12 +237,11 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
         ASSERT_EQ(got.distances(q)[j], want.distances(q)[j]) << what << " query " << q;
       }
   };
-  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
+  for (const auto type : kGatheredTypes)
     visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
-      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+      if constexpr (kGatheredType<T>) {
         std::mt19937 rng(static_cast<unsigned>(type));
-        std::uniform_int_distribution<int> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
         for (const bool shifted : {false, true})
           for (const auto method : explicit_methods()) {
             const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
@@ -228,7 +253,7 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
             for (int tile_number = 0; tile_number < 4; ++tile_number) {
               const int slot = tile_number % 2;
               io::Tile tile(type, kPixels, scene_bands, {0, 1}, {0, 1}, search->tile_allocator());
-              for (auto& v : tile.as<T>()) v = static_cast<T>(value(rng));
+              fill_random_samples(tile.as<T>(), rng);
               auto queries =
                   std::async(std::launch::async, [&] { return search->gather(slot, tile, pixel, bands, s); }).get();
               ASSERT_TRUE(queries.ok()) << queries.error().line();
@@ -253,11 +278,24 @@ inline void expect_gathered_tiles_equal_host_queries(const SearchFactory& make, 
     });
 }
 
-// QueryTiles' path for u8/i16/u16 scenes: list_and_gather(), from another thread and
-// slots 0, 1, 0, 1, lists exactly valid_pixels' pixels and gives exactly the host's
-// gather_queries rows, for ignore values that are one of the type's values (planted in
-// used bands, which rule a pixel out, and in an unused one, which does not), absent,
-// fractional or out of range; the last tile has no valid pixel at all.
+// The value that rules a pixel out when a used band holds it: a narrow type's ignore
+// value when it is one of the type's values, an f32 scene's as a float.
+template <class T>
+std::optional<T> ignore_target(DataType type, std::optional<double> ignore) {
+  if constexpr (std::is_integral_v<T>) {
+    const auto target = classify::narrow_ignore_target(type, ignore);
+    return target ? std::optional<T>(static_cast<T>(*target)) : std::nullopt;
+  } else {
+    return ignore ? std::optional<T>(classify::float_ignore_value(ignore)) : std::nullopt;
+  }
+}
+
+// QueryTiles' path for u8/i16/u16 and f32 scenes: list_and_gather(), from another
+// thread and slots 0, 1, 0, 1, lists exactly valid_pixels' pixels and gives exactly the
+// host's gather_queries rows, for ignore values that are one of the type's values
+// (planted in used bands, which rule a pixel out, and in an unused one, which does
+// not), absent, fractional or out of range, and for f32 NaN and infinities in used and
+// unused bands; the last tile has no valid pixel at all.
 inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std::int64_t dims) {
   constexpr std::int64_t kPixels = 3001;
   classify::BandSelection selection;
@@ -266,16 +304,15 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
     if (b != 1 && b != dims / 2 && b != selection.scene_bands - 1) selection.bands.push_back(b);
   std::vector<double> shift(static_cast<std::size_t>(dims));
   for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = 1000.0 + static_cast<double>(f) / 3.0;
-  for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
+  for (const auto type : kGatheredTypes)
     visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
-      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+      if constexpr (kGatheredType<T>) {
         std::mt19937 rng(static_cast<unsigned>(type) + 7);
-        std::uniform_int_distribution<int> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-        const double ends[] = {double{std::numeric_limits<T>::min()}, double{std::numeric_limits<T>::max()}};
+        const double ends[] = {double{std::numeric_limits<T>::lowest()}, double{std::numeric_limits<T>::max()}};
         for (const std::optional<double> ignore : {std::optional<double>{}, std::optional<double>{7.0}, {7.5}, {1e6},
                                                    {ends[0]}, {ends[1]}}) {
-          const auto target = classify::narrow_ignore_target(type, ignore);
+          const auto target = ignore_target<T>(type, ignore);
           auto search = make(SelectMethod::fast);
           ASSERT_TRUE(search);
           for (int tile_number = 0; tile_number < 4; ++tile_number) {
@@ -285,11 +322,18 @@ inline void expect_listed_tiles_equal_host_lists(const SearchFactory& make, std:
                                      std::to_string(tile_number);
             io::Tile tile(type, kPixels, selection.scene_bands, {0, 1}, {0, 1}, search->tile_allocator());
             auto values = tile.as<T>();
-            for (auto& v : values) v = static_cast<T>(value(rng));
-            for (std::int64_t p = 0; target && p < kPixels; ++p) {
+            fill_random_samples(values, rng);
+            for (std::int64_t p = 0; p < kPixels; ++p) {
               T* in = values.data() + p * selection.scene_bands;
-              if (p % 13 == 4 || tile_number == 3) in[selection.bands[static_cast<std::size_t>(p % dims)]] = static_cast<T>(*target);
-              if (p % 17 == 2) in[1] = static_cast<T>(*target);  // an unused band: still valid
+              T& used = in[selection.bands[static_cast<std::size_t>(p % dims)]];
+              if (target && (p % 13 == 4 || tile_number == 3)) used = *target;
+              if (target && p % 17 == 2) in[1] = *target;  // an unused band: still valid
+              if constexpr (std::is_floating_point_v<T>) {
+                const T not_finite[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                                        -std::numeric_limits<T>::infinity()};
+                if (p % 19 == 5) used = not_finite[p % 3];
+                if (p % 23 == 6) in[1] = not_finite[p % 3];  // an unused band: still valid
+              }
             }
             const std::span<const double> s = tile_number % 2 ? std::span<const double>(shift) : std::span<const double>();
             std::vector<std::int64_t> got_pixel, want_pixel;

@@ -381,7 +381,7 @@ TEST(CudaKnnSearch, GatheredTilesEqualHostQueries) {
 }
 
 // Valid pixels flagged and listed on the GPU (kernels/valid_pixels.cu): valid_pixels'
-// list for every narrow type and kind of ignore value, and the host's queries.
+// list for every narrow type and f32 and kind of ignore value, and the host's queries.
 TEST(CudaKnnSearch, ListedTilesEqualHostLists) {
   HB_REQUIRE_GPU();
   test::expect_listed_tiles_equal_host_lists(gpu_factory(), kDims);
@@ -419,6 +419,38 @@ TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
         }
       }
     });
+}
+
+// f32 tiles gathered on the GPU keep the host's bits for any finite sample: signed
+// zeros, subnormals, the largest magnitudes, under shifts whose subtraction must round.
+TEST(CudaKnnSearch, GatheringF32OnTheGpuGivesTheHostsBitsForAnyFiniteSample) {
+  HB_REQUIRE_GPU();
+  auto search = gpu_search(SelectMethod::fast);
+  std::vector<double> shift(static_cast<std::size_t>(kDims));
+  for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
+  std::vector<std::int64_t> bands(static_cast<std::size_t>(kDims));
+  std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});  // scene bands kDims .. 1 of kDims + 1
+  constexpr std::int64_t kPixels = 20000;
+  io::Tile tile(DataType::f32, kPixels, kDims + 1, {0, 1}, {0, 1}, search->tile_allocator());
+  std::mt19937 rng(41);
+  auto samples = tile.as<float>();
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    auto bits = static_cast<std::uint32_t>(rng());
+    if (i % 7 == 0) bits &= 0x807fffffu;  // a subnormal or a signed zero
+    if ((bits & 0x7f800000u) == 0x7f800000u) bits ^= 0x40000000u;  // made finite
+    std::memcpy(&samples[i], &bits, 4);
+  }
+  std::vector<std::int64_t> pixel(static_cast<std::size_t>(kPixels));
+  std::iota(pixel.begin(), pixel.end(), std::int64_t{0});
+  for (const bool shifted : {false, true}) {
+    const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
+    auto gathered = search->gather(0, tile, pixel, bands, s);
+    ASSERT_TRUE(gathered.ok()) << gathered.error().line();
+    std::vector<float> got(static_cast<std::size_t>(kPixels * kDims)), want(got.size());
+    ASSERT_TRUE(search->copy_queries(*gathered, kPixels * kDims, got.data()).ok());
+    classify::gather_queries(tile, pixel, bands, s, want.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << (shifted ? "shifted" : "as read");
+  }
 }
 
 TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
