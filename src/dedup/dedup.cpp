@@ -131,6 +131,7 @@ Result<Duplicates> find_duplicates_on_device(const float* device_rows, std::int6
 #if defined(HB_HAVE_CUDA)
   auto gpu = gpu_representatives_on_device(device_rows, n, dims);
   if (!gpu) return gpu.error();
+  if (gpu->empty()) return Duplicates{{}, {}, n};  // every row its own
   return from_gpu_representatives(std::move(*gpu), dims, host_rows);
 #else
   (void)device_rows;
@@ -140,6 +141,7 @@ Result<Duplicates> find_duplicates_on_device(const float* device_rows, std::int6
 }
 
 void keep_unique_rows(std::vector<float>& rows, std::int64_t dims, const Duplicates& d) {
+  if (d.unlisted_distinct > 0) return;  // every row is kept where it is
   const auto width = static_cast<std::size_t>(dims);
   for (std::size_t u = 0; u < d.unique_rows.size(); ++u) {
     const auto from = static_cast<std::size_t>(d.unique_rows[u]);

@@ -24,9 +24,12 @@ std::string_view mode_name(Mode m);
 struct Duplicates {
   std::vector<std::int64_t> unique_rows;  // the first row of each distinct spectrum, ascending
   std::vector<std::int64_t> inverse;      // per row: index into unique_rows of its spectrum
+  // Rows found all distinct and not listed (find_duplicates_on_device): the lists above
+  // are then empty, every row its own spectrum.
+  std::int64_t unlisted_distinct = 0;
 
-  std::int64_t rows() const { return static_cast<std::int64_t>(inverse.size()); }
-  std::int64_t uniques() const { return static_cast<std::int64_t>(unique_rows.size()); }
+  std::int64_t rows() const { return unlisted_distinct + static_cast<std::int64_t>(inverse.size()); }
+  std::int64_t uniques() const { return unlisted_distinct + static_cast<std::int64_t>(unique_rows.size()); }
   double duplicate_share() const { return rows() == 0 ? 0.0 : 1.0 - double(uniques()) / double(rows()); }
 };
 
@@ -37,7 +40,10 @@ Result<Duplicates> find_duplicates(std::span<const float> rows, std::int64_t dim
 // The same on the GPU for rows already in its memory ([n, dims] float32 on the current
 // device, complete before the call), without copying them home: a 40 GB scene's probe
 // tiles are 100 MB each. `host_rows` gives the rows in host memory only when two
-// different spectra share a fingerprint (the host resolves those). CUDA builds only.
+// different spectra share a fingerprint (the host resolves those). When every row is
+// distinct the lists are not made (Duplicates::unlisted_distinct): a probe of a tile
+// without copies, the common case, then does nothing per row on the host. CUDA builds
+// only.
 Result<Duplicates> find_duplicates_on_device(const float* device_rows, std::int64_t n, std::int64_t dims,
                                              const std::function<Result<std::span<const float>>()>& host_rows);
 

@@ -109,6 +109,34 @@ TEST(Dedup, RowsOnTheGpuGiveTheCpuResultWithoutComingHome) {
 #endif
 }
 
+// Distinct rows on the GPU: only their count comes home, no list is made, and keeping
+// the unique rows keeps them all.
+TEST(Dedup, DistinctRowsOnTheGpuAreCountedNotListed) {
+#if !defined(HB_HAVE_CUDA)
+  GTEST_SKIP() << "no CUDA backend in this build";
+#else
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: the GPU table runs on the device";
+  auto rows = rows_with_repeats(200000, 5000, 4);
+  for (std::size_t i = 0; i < rows.size(); i += kDims) rows[i] = static_cast<float>(i);  // each row its own
+  hash::detail::DeviceArray<float> on_device;
+  ASSERT_TRUE(on_device.upload(rows).ok());
+  const auto host_rows = []() -> Result<std::span<const float>> { return Error{ErrorKind::internal, {}, "test", "fetched"}; };
+  const auto n = static_cast<std::int64_t>(rows.size()) / kDims;
+  auto gpu = find_duplicates_on_device(on_device.data, n, kDims, host_rows);
+  ASSERT_TRUE(gpu.ok()) << gpu.error().line();
+  EXPECT_EQ(gpu->rows(), n);
+  EXPECT_EQ(gpu->uniques(), n);
+  EXPECT_EQ(gpu->duplicate_share(), 0.0);
+  EXPECT_TRUE(gpu->unique_rows.empty() && gpu->inverse.empty());
+  auto kept = rows;
+  keep_unique_rows(kept, kDims, *gpu);
+  EXPECT_EQ(kept, rows);
+  auto cpu = find_duplicates(rows, kDims, BackendKind::cpu);
+  ASSERT_TRUE(cpu.ok());
+  EXPECT_EQ(cpu->uniques(), n);
+#endif
+}
+
 TEST(Dedup, AutoRuleProbesThenFollowsTheShare) {
   Duplicates none, many;
   none.unique_rows = {0, 1, 2, 3};
