@@ -157,8 +157,9 @@ class CudaKnnSearch final : public KnnSearch {
 
   // Narrow and f32 tiles go to the GPU as read (pinned) and their queries are gathered
   // there: narrow ones cross in half the bytes of FP32 or fewer, and neither is packed
-  // on the host, a pass over the tile that competed with the other ranks' reads for
-  // the host's memory (the MNF features of `hyperbatch run`, docs/PERFORMANCE.md).
+  // on the host, a pass over every byte (src/knn/README.md: the search of the MNF
+  // features of `hyperbatch run` waited 0.02 s a flightline for its tiles, 0.05 s when
+  // the host packed them).
   bool gathers(DataType type) const override { return classify::is_narrow(type) || type == DataType::f32; }
   HostAllocator tile_allocator() const override { return cuda::pinned_allocator(); }
 
