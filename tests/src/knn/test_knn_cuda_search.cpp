@@ -18,6 +18,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <tuple>
 
 #include "kernels/knn/knn.cuh"
@@ -387,15 +388,32 @@ TEST(CudaKnnSearch, ListedTilesEqualHostLists) {
   test::expect_listed_tiles_equal_host_lists(gpu_factory(), kDims);
 }
 
-// The gathering kernel gives the host's bits for every value of each narrow type, under
-// shifts whose subtraction must round (thirds, and values far beyond the samples).
-TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
-  HB_REQUIRE_GPU();
-  auto search = gpu_search(SelectMethod::fast);
+// The tile's pixels gathered on the GPU from scene bands kDims .. 1 of kDims + 1, as
+// read and under shifts whose subtraction must round (thirds, and values far beyond the
+// samples), give exactly the host's gather_queries bits.
+void expect_gathering_gives_the_hosts_bits(KnnSearch& search, const io::Tile& tile, const std::string& what) {
   std::vector<double> shift(static_cast<std::size_t>(kDims));
   for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
   std::vector<std::int64_t> bands(static_cast<std::size_t>(kDims));
-  std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});  // scene bands kDims .. 1 of kDims + 1
+  std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});
+  std::vector<std::int64_t> pixel(static_cast<std::size_t>(tile.pixels()));
+  std::iota(pixel.begin(), pixel.end(), std::int64_t{0});
+  const std::int64_t floats = tile.pixels() * kDims;
+  for (const bool shifted : {false, true}) {
+    const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
+    auto gathered = search.gather(1, tile, pixel, bands, s);
+    ASSERT_TRUE(gathered.ok()) << gathered.error().line();
+    std::vector<float> got(static_cast<std::size_t>(floats)), want(got.size());
+    ASSERT_TRUE(search.copy_queries(*gathered, floats, got.data()).ok());
+    classify::gather_queries(tile, pixel, bands, s, want.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << what << (shifted ? " shifted" : " as read");
+  }
+}
+
+// Every value of each narrow type.
+TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
+  HB_REQUIRE_GPU();
+  auto search = gpu_search(SelectMethod::fast);
   for (const auto type : {DataType::u8, DataType::i16, DataType::u16})
     visit_data_type(type, [&](auto zero) {
       using T = decltype(zero);
@@ -406,32 +424,16 @@ TEST(CudaKnnSearch, GatheringOnTheGpuGivesTheHostsBitsForEveryValue) {
         auto samples = tile.as<T>();
         for (std::size_t i = 0; i < samples.size(); ++i)
           samples[i] = static_cast<T>(std::numeric_limits<T>::min() + static_cast<std::int64_t>(i) % values);
-        std::vector<std::int64_t> pixel(static_cast<std::size_t>(pixels));
-        std::iota(pixel.begin(), pixel.end(), std::int64_t{0});
-        for (const bool shifted : {false, true}) {
-          const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
-          auto gathered = search->gather(1, tile, pixel, bands, s);
-          ASSERT_TRUE(gathered.ok()) << gathered.error().line();
-          std::vector<float> got(static_cast<std::size_t>(pixels * kDims)), want(got.size());
-          ASSERT_TRUE(search->copy_queries(*gathered, pixels * kDims, got.data()).ok());
-          classify::gather_queries(tile, pixel, bands, s, want.data());
-          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << data_type_name(type) << shifted;
-        }
+        expect_gathering_gives_the_hosts_bits(*search, tile, std::string(data_type_name(type)));
       }
     });
 }
 
-// f32 tiles gathered on the GPU keep the host's bits for any finite sample: signed
-// zeros, subnormals, the largest magnitudes, under shifts whose subtraction must round.
+// f32: any finite sample, signed zeros, subnormals and the largest magnitudes among them.
 TEST(CudaKnnSearch, GatheringF32OnTheGpuGivesTheHostsBitsForAnyFiniteSample) {
   HB_REQUIRE_GPU();
   auto search = gpu_search(SelectMethod::fast);
-  std::vector<double> shift(static_cast<std::size_t>(kDims));
-  for (std::size_t f = 0; f < shift.size(); ++f) shift[f] = (f % 2 ? -1e7 : 1.0) * static_cast<double>(f + 1) / 3.0;
-  std::vector<std::int64_t> bands(static_cast<std::size_t>(kDims));
-  std::iota(bands.rbegin(), bands.rend(), std::int64_t{1});  // scene bands kDims .. 1 of kDims + 1
-  constexpr std::int64_t kPixels = 20000;
-  io::Tile tile(DataType::f32, kPixels, kDims + 1, {0, 1}, {0, 1}, search->tile_allocator());
+  io::Tile tile(DataType::f32, 20000, kDims + 1, {0, 1}, {0, 1}, search->tile_allocator());
   std::mt19937 rng(41);
   auto samples = tile.as<float>();
   for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -440,17 +442,7 @@ TEST(CudaKnnSearch, GatheringF32OnTheGpuGivesTheHostsBitsForAnyFiniteSample) {
     if ((bits & 0x7f800000u) == 0x7f800000u) bits ^= 0x40000000u;  // made finite
     std::memcpy(&samples[i], &bits, 4);
   }
-  std::vector<std::int64_t> pixel(static_cast<std::size_t>(kPixels));
-  std::iota(pixel.begin(), pixel.end(), std::int64_t{0});
-  for (const bool shifted : {false, true}) {
-    const std::span<const double> s = shifted ? std::span<const double>(shift) : std::span<const double>();
-    auto gathered = search->gather(0, tile, pixel, bands, s);
-    ASSERT_TRUE(gathered.ok()) << gathered.error().line();
-    std::vector<float> got(static_cast<std::size_t>(kPixels * kDims)), want(got.size());
-    ASSERT_TRUE(search->copy_queries(*gathered, kPixels * kDims, got.data()).ok());
-    classify::gather_queries(tile, pixel, bands, s, want.data());
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << (shifted ? "shifted" : "as read");
-  }
+  expect_gathering_gives_the_hosts_bits(*search, tile, "f32");
 }
 
 TEST(CudaKnnSearch, DuplicatesOfRealValuedRowsAreAtExactlyZero) {
