@@ -6,16 +6,21 @@
 
 #include "io/tile_reader.hpp"
 #include "io/units.hpp"
+#include "src/classify/features.hpp"
 #include "src/base/stopwatch.hpp"
 
 namespace hb::knn {
 namespace {
 
 // A search that gathers narrow tiles itself reads a physical view's stored numbers and
-// makes them physical on its device; every other reads the scene as it is.
+// makes them physical on its device; every other reads the scene as it is. Stored
+// floats are read as physical ones: a pixel's validity is then judged on the physical
+// values, as on the host (stored, an ignore value that no float equals, or a finite
+// sample made infinite by its gain, would be judged otherwise).
 io::DeviceSource query_source(const io::Cube& scene, const KnnSearch& search) {
   const auto stored = io::device_source(scene);
-  if (stored.units != nullptr && search.gathers(stored.cube.info().type)) return stored;
+  const DataType type = stored.cube.info().type;
+  if (stored.units != nullptr && classify::is_narrow(type) && search.gathers(type)) return stored;
   return {scene, nullptr};
 }
 

@@ -4,8 +4,11 @@ query gather). Its products must be the bytes it writes for the same scene conve
 float32 physical values on the host first (`ingest --units physical`): MNF components,
 PCA, KNN class maps, at several tile sizes and rank counts (3 ranks where the host has
 the GPUs). On the CPU the same commands
-check the host's conversion against itself. Standard library only, so that the GPU host
-runs it as it is."""
+check the host's conversion against itself. A float32 copy of the stored numbers under
+the same header, whose physical view a GPU reads as float32 physical values (its
+validity judged on them, as on the host), gives the same KNN class maps. Standard
+library only, so that the GPU host runs it as it is."""
+import array
 import os
 
 import clitest
@@ -20,6 +23,22 @@ cli = clitest.checked_runner(args, checks)
 def data_bytes(folder, header):
     with open(os.path.join(folder, header[:-4] + ".img"), "rb") as f:
         return f.read()
+
+
+def float32_stored_twin(folder, header, twin):
+    """`twin`: the stored int16 numbers of `header` as float32, under the same header."""
+    with open(os.path.join(folder, header)) as f:
+        text = f.read()
+    checks.true("data type = 2" in text, f"{header} is int16")
+    stored = array.array("h")
+    stored.frombytes(data_bytes(folder, header))
+    if "byte order = 1" in text.lower():
+        stored.byteswap()
+    widened = array.array("f", stored)
+    with open(os.path.join(folder, twin[:-4] + ".img"), "wb") as f:
+        f.write(widened.tobytes())
+    with open(os.path.join(folder, twin), "w") as f:
+        f.write(text.replace("data type = 2", "data type = 4").replace("byte order = 1", "byte order = 0"))
 
 
 def same_products(folder, make, what):
@@ -38,6 +57,7 @@ with hbtest.workdir() as folder:
     checks.true("reflectance scale factor" in header and "data type = 2" in header,
                 "the synthetic scene is scaled int16")
     cli(folder, "ingest", "scene.hdr", "-o", "physical.h5", "--units", "physical")
+    float32_stored_twin(folder, "scene.hdr", "scene_f32.hdr")
     for ranks in sorted({1, clitest.most_ranks(BACKEND, 3)}):
         for tile_rows in (7, 0):
             tiles = ["--tile-rows", str(tile_rows)] if tile_rows else []
@@ -52,5 +72,12 @@ with hbtest.workdir() as folder:
                 folder, "knn", scene, "--truth", "scene_truth.hdr", "--train-per-class", "20", "-k", "3",
                 "--seed", "5", "-o", out, "--backend", BACKEND, *tiles, ranks=ranks),
                 f"knn, {label}")
+            knn = lambda scene, out: cli(
+                folder, "knn", scene, "--truth", "scene_truth.hdr", "--train-per-class", "20", "-k", "3",
+                "--seed", "5", "-o", out, "--backend", BACKEND, *tiles, ranks=ranks)
+            knn("scene.hdr", "scaled_int16.hdr")
+            knn("scene_f32.hdr", "scaled_f32.hdr")
+            checks.true(data_bytes(folder, "scaled_int16.hdr") == data_bytes(folder, "scaled_f32.hdr"),
+                        f"knn, {label}: float32 stored numbers give the int16 scene's class map ({BACKEND})")
 
 checks.done("units_on_device")
