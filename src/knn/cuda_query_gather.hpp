@@ -1,8 +1,9 @@
 // Query tiles gathered on the GPU (CudaKnnSearch::gather and list_and_gather, for
-// u8/i16/u16 and f32 scenes): per slot, the raw tile as read goes up on a stream of their own,
-// its valid pixels are listed there (kernels::list_valid_pixels) or their list comes
-// with it, and kernels::gather_queries picks, widens (into physical units when the tile
-// carries io::StoredUnits) and shifts the queries, with the host's bits. Two slots: the worker gathers the next tile while the search reads one.
+// u8/i16/u16 and f32 scenes): per slot, the raw tile as read goes up on a stream of
+// their own, its valid pixels are listed there (kernels::list_valid_pixels) or their
+// list comes with it, and kernels::gather_queries picks, widens (into physical units
+// when the tile carries io::StoredUnits) and shifts the queries, with the host's bits.
+// Two slots: the worker gathers the next tile while the search reads one.
 #pragma once
 
 #include <cuda_runtime.h>

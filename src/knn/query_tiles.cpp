@@ -6,8 +6,8 @@
 
 #include "io/tile_reader.hpp"
 #include "io/units.hpp"
-#include "src/classify/features.hpp"
 #include "src/base/stopwatch.hpp"
+#include "src/classify/features.hpp"
 
 namespace hb::knn {
 namespace {
