@@ -360,6 +360,14 @@ class CudaKnnSearch final : public KnnSearch {
 
   static bool slabbed(SelectMethod method) { return method == SelectMethod::fast || method == SelectMethod::tensor; }
 
+  // tensor's scan path (kernels/knn/tensor_scan.cu) where it applies: the same lists as
+  // its slabs, without writing a product to memory.
+  bool scans(std::int64_t dims, int k) const {
+    const std::int64_t most = options_.tensor_scan_max_dims != 0 ? options_.tensor_scan_max_dims
+                                                                 : kk::tensor_scan_max_dims();
+    return dims <= std::min<std::int64_t>(most, kk::tensor_scan_max_dims()) && k <= kk::tensor_scan_max_k();
+  }
+
   // The method that runs for `chosen`: tensor only where its bound holds (euclidean,
   // up to tensor_max_dims() bands), fast otherwise (the same lists).
   SelectMethod runnable(SelectMethod chosen, std::int64_t dims) const {
@@ -666,6 +674,12 @@ class CudaKnnSearch final : public KnnSearch {
   // the last block.
   Status run_tensor(const DeviceChunk& chunk, std::int64_t first_index, int rows, int k, TopK* home,
                     std::int64_t home_first) {
+    if (scans(chunk.dims, k)) {
+      HB_CUDA_TRY(kk::tensor_scan(inputs(chunk, 0), rows, static_cast<int>(chunk.count), first_index,
+                                  lists_from(run_d_, run_i_, 0, k), stream_),
+                  "tensor scan kernel");
+      return home ? send_rows_home(*home, home_first, 0, rows) : Status{};
+    }
     HB_TRY(round_to_tf32(chunk, rows));
     const int cols = static_cast<int>(chunk.count);
     const int rows_per_slab = slab_rows(SelectMethod::tensor, k);

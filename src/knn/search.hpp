@@ -76,6 +76,9 @@ struct SearchOptions {
   // (src/knn/cuda_search.cu). Benchmarks sweep them.
   int tensor_chunk_bound_from_k = 0;
   int tensor_chunk_samples = 0;
+  // CUDA, --select tensor: the most bands its scan path takes (kernels/knn/tensor_scan.cu);
+  // 0 = the kernel's own, -1 = never (tests compare it with the slabs).
+  int tensor_scan_max_dims = 0;
 };
 
 class KnnSearch {

@@ -4,7 +4,8 @@
 // (small integers, hundreds of equal distances) and duplicated rows; k in {1, 10, 100,
 // 1024, 4096}, d in {32, 224} and rows of up to 8192 bands; one chunk and several, one
 // slab and several, both cases of the sampled bound (its check failing makes a row be
-// rescanned whole). And the device vote: lists voted on the GPU never take host memory.
+// rescanned whole). Its scan path (d <= 16, k <= 8) gives its slabs' lists bit for
+// bit. And the device vote: lists voted on the GPU never take host memory.
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -74,10 +75,12 @@ std::vector<float> rows_of(Data data, std::int64_t rows, std::int64_t dims, std:
   return out;
 }
 
-std::unique_ptr<KnnSearch> search_for(SelectMethod method, int slab_rows = 0, std::int64_t slab_bytes = 0) {
+std::unique_ptr<KnnSearch> search_for(SelectMethod method, int slab_rows = 0, std::int64_t slab_bytes = 0,
+                                      int scan_max_dims = 0) {
   SearchOptions options{Metric::euclidean, method, std::int64_t{1} << 20};
   options.fast_slab_rows = slab_rows;
   options.fast_slab_bytes = slab_bytes;
+  options.tensor_scan_max_dims = scan_max_dims;
   auto search = make_knn_search(BackendKind::cuda, options);
   EXPECT_TRUE(search.ok()) << search.error().line();
   return search.ok() ? std::move(*search) : nullptr;
@@ -134,6 +137,34 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, TensorEqualsFast,
                                                               Data::near_ties, Data::duplicated),
                                             ::testing::Values(32, 224)),
                          scenario_name);
+
+// tensor's scan path (d <= 16, k <= 8: kernels/knn/tensor_scan.cu) gives its slabs'
+// lists bit for bit, on every kind of data, for d and k up to and beyond its limits,
+// whole chunks and chunks smaller than k, visited in order and in reverse.
+TEST(TensorSearch, ScanEqualsTheSlabs) {
+  HB_REQUIRE_GPU();
+  for (const auto data : {Data::uniform, Data::clustered, Data::far, Data::near_ties, Data::duplicated})
+    for (const std::int64_t dims : {1, 3, 10, 16, 17, 32}) {
+      const auto queries = rows_of(data, kQueries, dims, 21);
+      auto train = rows_of(data, kTrain, dims, 22);
+      if (data == Data::duplicated) std::copy_n(queries.begin(), 40 * dims, train.begin() + 100 * dims);
+      for (const int k : {1, 5, 8, 9, 32})
+        for (const std::int64_t chunk_rows : {kTrain, std::int64_t{611}, std::int64_t{7}})
+          for (const bool reverse : {false, true}) {
+            if (chunk_rows == 7 && (dims % 8 != 1 || k != 8)) continue;  // a few of the slow many-chunk cases
+            const std::string what = std::string(data_name(data)) + " d " + std::to_string(dims) + " k " +
+                                     std::to_string(k) + " chunk " + std::to_string(chunk_rows) +
+                                     (reverse ? " reversed" : "");
+            auto scan = search_for(SelectMethod::tensor);
+            auto slabs = search_for(SelectMethod::tensor, 0, 0, -1);
+            ASSERT_TRUE(scan && slabs);
+            TopK got(kQueries, k), want(kQueries, k);
+            search_chunks(*scan, queries, kQueries, train, dims, chunk_rows, got, reverse);
+            search_chunks(*slabs, queries, kQueries, train, dims, chunk_rows, want, reverse);
+            EXPECT_EQ(count_differences(got, want, kQueries, what.c_str()), 0) << what;
+          }
+    }
+}
 
 // Many small slabs: 256 rows by 1024 columns, so that a row meets the list's bound in
 // later slabs and queries span several slabs of rows.
