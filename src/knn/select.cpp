@@ -25,7 +25,9 @@ std::string_view select_method_name(SelectMethod method) {
 }
 
 SelectMethod gpu_automatic_method(Metric metric, std::int64_t dims, int k) {
-  const bool tensor_leads = metric == Metric::euclidean && dims >= kTensorAutoFromDims && k <= kTensorAutoMaxK;
+  const bool wide = dims >= kTensorAutoFromDims && k <= kTensorAutoMaxK;
+  const bool scanned = dims <= kTensorScanDims && k <= kTensorScanMaxK;
+  const bool tensor_leads = metric == Metric::euclidean && (wide || scanned);
   return tensor_leads ? SelectMethod::tensor : SelectMethod::fast;
 }
 

@@ -123,14 +123,19 @@ TEST(KnnSearch, AutomaticSelectionReportsItsChoice) {
   EXPECT_EQ(search->select_method(), SelectMethod::fast);  // every run: the record's bytes do not vary
 }
 
-// The GPU's auto: tensor for euclidean distances from 128 features up to k = 1024.
+// The GPU's auto: tensor for euclidean distances from 128 features up to k = 1024, and
+// up to 16 features up to k = 8 (its scan path); fast elsewhere.
 TEST(KnnSearch, GpuAutomaticMethodFollowsTheShape) {
   EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 224, 10), SelectMethod::tensor);
   EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 128, 1024), SelectMethod::tensor);
   EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 8192, 1), SelectMethod::tensor);
   EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 224, 1025), SelectMethod::fast);
   EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 127, 10), SelectMethod::fast);
-  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 10, 5), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 10, 5), SelectMethod::tensor);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 16, 8), SelectMethod::tensor);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 17, 5), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::euclidean, 10, 9), SelectMethod::fast);
+  EXPECT_EQ(gpu_automatic_method(Metric::cosine, 10, 5), SelectMethod::fast);
   EXPECT_EQ(gpu_automatic_method(Metric::cosine, 224, 10), SelectMethod::fast);
 }
 
