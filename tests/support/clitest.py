@@ -66,6 +66,13 @@ def one_error_line(stderr, what):
     return lines[0]
 
 
+def rank_error_lines(stderr):
+    """hyperbatch's error lines of a run under a launcher, one a rank. What the MPI
+    runtime prints of its own (libevent's "[warn] Epoll MOD(1) ... failed" as ranks
+    stop) is not hyperbatch's, and is left out."""
+    return [line for line in stderr.splitlines() if line.startswith("hyperbatch: error")]
+
+
 def snapshot(folder):
     """Every file under `folder` (links not followed): its bytes and modification time."""
     state = {}

@@ -181,7 +181,7 @@ def expect_bad_input(f, checks, product, glt, field, ranks=1):
     if ranks == 1:
         lines = [clitest.one_error_line(stderr, f"bad input {glt}")]
     else:  # under mpirun each rank says why it stopped, one line each
-        lines = stderr.splitlines()
+        lines = clitest.rank_error_lines(stderr)
         checks.equal(len(lines), ranks, f"one line per rank: {stderr}")
     for line in lines:
         checks.true(field in line, f"the error names {field}: {line}")

@@ -213,8 +213,8 @@ def expect_refused(f, argv, code, field, ranks=1):
     got, _, stderr = clitest.run(f.args.cli, [*argv, "--backend", f.backend], folder, f.args.mpiexec, ranks)
     what = " ".join(argv)
     f.checks.equal(got, code, f"{what}: exit code ({stderr})")
-    lines = [clitest.one_error_line(stderr, what)] if ranks == 1 else stderr.splitlines()
-    f.checks.true(all(field in line for line in lines), f"{what}: the error names {field}: {stderr}")
+    lines = [clitest.one_error_line(stderr, what)] if ranks == 1 else clitest.rank_error_lines(stderr)
+    f.checks.true(lines and all(field in line for line in lines), f"{what}: the error names {field}: {stderr}")
     f.checks.equal(clitest.snapshot(f.work), before, f"{what}: nothing written, no temporary left")
 
 
