@@ -8,17 +8,26 @@
 namespace hb::kernels::mnf {
 namespace {
 
-// C += Xᵀ X by the FP64 tensor cores (mma.sync m8n8k4, DMMA) in a fixed summation
+// C += Xᵀ X by the FP64 tensor cores (mma.sync m16n8k4, DMMA) in a fixed summation
 // order. The upper triangle of C is cut into 112 x 112 blocks (a 224-band X is 2 x 2
 // blocks, 3 of them upper, so each row of X crosses the SMs twice; 64-band blocks made
 // it 4.6 times) and the rows into splits of at least 1024; each (block, split) is
 // summed by one thread block into its own slice of the workspace, and the slices are
 // added in split order. The plan is a function of (rows, nb) only, so the rounding is
-// the same in every run and on every GPU of one architecture.
-constexpr int kEdge = 112;           // output block edge
-constexpr int kWarpEdge = 56;        // a warp's outputs: 7 x 7 tiles of 8 x 8, 98 accumulators a thread
-constexpr int kTiles = kWarpEdge / 8;
-constexpr int kThreads = 128;        // 2 x 2 warps
+// the same in every run and on every GPU of one architecture; each output sums its rows
+// four at a time in row order, as the m8n8k4 kernel this replaced did (the same bytes).
+constexpr int kEdge = 112;  // output block edge
+// Warp (wr, wc) sums rows [16 wr, 16 wr + 16) of its block (one m16 tile) by columns
+// [56 wc, 56 wc + 56) (7 n8 tiles, 28 accumulators a thread): 14 warps, two blocks an
+// SM. Measured against a warp for all 14 column tiles (one block an SM) and against
+// the m8n8k4 kernel of 7 x 7 tiles a warp: 0.237 against 0.291 and 0.307 ms a 128-line
+// granule on an H200 (bench_mnf_kernels).
+constexpr int kRowTile = 16;
+constexpr int kColSplit = 2;
+constexpr int kColTiles = kEdge / 8 / kColSplit;
+constexpr int kRowWarps = kEdge / kRowTile;
+constexpr int kWarps = kRowWarps * kColSplit;
+constexpr int kThreads = 32 * kWarps;
 constexpr int kStage = 16;           // rows of X a shared-memory stage (cp.async, two in flight)
 // A fragment is 4 rows x 8 consecutive doubles: with the row stride an odd multiple of
 // 64 bytes the 4 rows fall on alternate bank halves, the 2 wavefronts 256 bytes need.
@@ -60,12 +69,12 @@ __device__ __forceinline__ void upper_block(int index, int tiles, int& bi, int& 
   bj = bi + index;
 }
 
-// D = A B + D for an 8 x 4 by 4 x 8 product; a lane holds A[lane / 4][lane % 4],
-// B[lane % 4][lane / 4] and D[lane / 4][2 (lane % 4) + {0, 1}].
-__device__ __forceinline__ void dmma(double (&d)[2], double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-               : "+d"(d[0]), "+d"(d[1])
-               : "d"(a), "d"(b));
+// D = A B + D for a 16 x 4 by 4 x 8 product; with g = lane / 4 and t = lane % 4 a lane
+// holds A[g][t] and A[g + 8][t], B[t][g], and D[g][2t + {0, 1}], D[g + 8][2t + {0, 1}].
+__device__ __forceinline__ void dmma(double (&d)[4], double a0, double a1, double b) {
+  asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+               : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+               : "d"(a0), "d"(a1), "d"(b));
 }
 
 // Rows [row, row + kStage) x columns [col0, col0 + kEdge) of X into a panel; elements
@@ -81,7 +90,7 @@ __device__ __forceinline__ void stage_panel(const double* __restrict__ X, std::i
 
 // Block (bi, bj) of the upper triangle over rows [begin, end) of split blockIdx.y. As
 // C = Xᵀ X, the A fragment of bands i and the B fragment of bands j follow one lane
-// pattern: X[row + lane % 4][band + lane / 4].
+// pattern: X[row + lane % 4][band + lane / 4] (and band + 8 for A's second register).
 __global__ void __launch_bounds__(kThreads, 2)
     syrk_blocks(const double* __restrict__ X, std::int64_t rows, int nb, int tiles, std::int64_t rows_per_split,
                 double* __restrict__ partial) {
@@ -93,8 +102,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   const std::int64_t begin = std::int64_t{blockIdx.y} * rows_per_split;
   const std::int64_t end = min(rows, begin + rows_per_split);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int wr = warp / 2, wc = warp % 2;
-  const bool below = diagonal && wr > wc;  // this warp's outputs all lie below the diagonal
+  const int wr = warp % kRowWarps, wc = warp / kRowWarps;
+  // On the diagonal, column tiles wholly left of this warp's first row lie below it.
+  const int first_tile = diagonal ? 2 * wr - wc * kColTiles : 0;
   const auto panel = [&](std::int64_t stage, int operand) {
     return shared + ((stage & 1) * 2 + (diagonal ? 0 : operand)) * kPanelDoubles;
   };
@@ -105,7 +115,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     async_copy::commit();
   };
 
-  double acc[kTiles][kTiles][2] = {};
+  double acc[kColTiles][4] = {};
   const std::int64_t stages = (end - begin + kStage - 1) / kStage;
   stage_rows(0);
   for (std::int64_t s = 0; s < stages; ++s) {
@@ -116,37 +126,26 @@ __global__ void __launch_bounds__(kThreads, 2)
       async_copy::wait<0>();
     }
     __syncthreads();
-    if (!below) {
-      const double* A = panel(s, 0) + (lane % 4) * kLd + wr * kWarpEdge + lane / 4;
-      const double* B = panel(s, 1) + (lane % 4) * kLd + wc * kWarpEdge + lane / 4;
+    const double* A = panel(s, 0) + (lane % 4) * kLd + wr * kRowTile + lane / 4;
+    const double* B = panel(s, 1) + (lane % 4) * kLd + wc * kColTiles * 8 + lane / 4;
 #pragma unroll
-      for (int k = 0; k < kStage; k += 4) {
-        double a[kTiles];
+    for (int k = 0; k < kStage; k += 4) {
+      const double a0 = A[k * kLd], a1 = A[k * kLd + 8];
 #pragma unroll
-        for (int t = 0; t < kTiles; ++t) a[t] = A[k * kLd + 8 * t];
-#pragma unroll
-        for (int tj = 0; tj < kTiles; ++tj) {
-          const double b = B[k * kLd + 8 * tj];
-#pragma unroll
-          for (int ti = 0; ti < kTiles; ++ti) dmma(acc[ti][tj], a[ti], b);
-        }
-      }
+      for (int tj = 0; tj < kColTiles; ++tj)
+        if (tj >= first_tile) dmma(acc[tj], a0, a1, B[k * kLd + 8 * tj]);
     }
     __syncthreads();  // the buffer is read before the next stage's copies overwrite it
   }
-  if (below) return;
   double* out = partial + std::int64_t{blockIdx.y} * nb * nb;
 #pragma unroll
-  for (int ti = 0; ti < kTiles; ++ti) {
-    const int r = i0 + wr * kWarpEdge + 8 * ti + lane / 4;
+  for (int tj = 0; tj < kColTiles; ++tj)
 #pragma unroll
-    for (int tj = 0; tj < kTiles; ++tj)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int c = j0 + wc * kWarpEdge + 8 * tj + 2 * (lane % 4) + e;
-        if (r < nb && c < nb && c >= r) out[std::int64_t{r} * nb + c] = acc[ti][tj][e];
-      }
-  }
+    for (int e = 0; e < 4; ++e) {
+      const int r = i0 + wr * kRowTile + lane / 4 + 8 * (e / 2);
+      const int c = j0 + 8 * (wc * kColTiles + tj) + 2 * (lane % 4) + e % 2;
+      if (tj >= first_tile && r < nb && c < nb && c >= r) out[std::int64_t{r} * nb + c] = acc[tj][e];
+    }
 }
 
 // C[i][j] += Σ_s partial[s][i][j] over the upper triangle, splits in order.
