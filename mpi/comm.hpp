@@ -31,6 +31,8 @@ class Runtime {
 bool launched_by_launcher();
 // True while MPI is initialised and not finalised in this process.
 bool running();
+// Finalises MPI if it is running (what ~Runtime does, for a process that exits early).
+void finish();
 // Starts MPI now if it is not running (a singleton without a launcher). Raw MPI calls on
 // a one-rank Comm get here through handle(): correct, but slow; guard them with
 // is_parallel() instead.

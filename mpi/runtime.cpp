@@ -53,9 +53,11 @@ Runtime::Runtime(int* argc, char*** argv) {
   if (initialised == 0 && launched_by_launcher()) start(argc, argv);
 }
 
-Runtime::~Runtime() {
+void finish() {
   if (running()) MPI_Finalize();
 }
+
+Runtime::~Runtime() { finish(); }
 
 void before_start_on_demand(std::function<void()> hook) {
   const std::lock_guard lock(start_mutex());
