@@ -118,9 +118,9 @@ void log_done() {
 }
 
 // A command that succeeded has committed and closed its outputs: the process leaves
-// without destroying its CUDA context, streams and pinned memory one by one (a KNN
-// command at d = 224, k = 1024 spent 0.16-0.18 s so after its last line, and exits 0.18-0.21 s
-// sooner without it: docs/PERFORMANCE.md); the driver releases them with the process.
+// without destroying its CUDA context, streams and pinned memory one by one, which the
+// driver does with the process (a KNN command at d = 224, k = 1024 spent 0.16-0.18 s on
+// it after its last line, and ends 0.18-0.21 s sooner: docs/PERFORMANCE.md).
 // The CUDA warm-up is joined and MPI ended first, as at the end of main (the launcher
 // waits for every rank's MPI_Finalize, and HDF5 closes itself with MPI).
 [[noreturn]] void leave_after_success(std::jthread& device_warm_up) {
