@@ -79,6 +79,8 @@ for round in $(seq 1 "${HB_ARCHIVE_ROUNDS:-1}"); do
       log "archive: round $round, $cli run${keep_tag:-}, $p GPUs: rc=$rc $took s, $per_gpu GB/s a GPU, E = $eff %"
       grep -E "scene .* (done|failed)|knn rank 0: rows|classification pass|statistics|transform" "$run_log" \
         | head -12 | sed 's/^/    /' | tee -a "$out/summary.txt"
+      # Where each rank's seconds went: L outside the logs, CUDA's start, MNF and KNN steps.
+      python3 bench/rank_timeline.py "$run_log" --wall "$took" | sed 's/^/    /' | tee -a "$out/summary.txt"
       # Every run's outputs against this binary's first 1-GPU run, and that one against
       # the first binary's: the same bytes at any GPU count and from either build.
       reference=$dir/scenes_${cli}_1
