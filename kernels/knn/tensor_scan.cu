@@ -1,27 +1,27 @@
-// tensor, scan path (at most tensor_scan_max_dims() = 16 bands, k <= tensor_scan_max_k()
-// = 8): one thread a query row scans the whole chunk, its row in registers and the
-// chunk's rows staged through shared memory, and keeps its k closest pairs sorted in
-// registers. Each pair's distance is the one tensor's exact stage computes: q . t as one
-// FMA chain in band order from 0 (tensor.cu's chain_inner_product), finished by
-// euclidean_distance (the expansion, recomputed in FP64 where it lost its digits). So
-// its lists are tensor's: the k smallest pairs of that distance, ties to the lower
-// index, whatever the chunking. At small d tensor's TF32 slab, and fast's SGEMM slab,
-// write every product to memory and read it back; here a pair costs its d FMAs and a
-// compare. Its limits are where it ran ahead of fast (one H200, bench_knn, 10^6
-// queries): at N = 10^5 and k = 5, 3.50-3.80 against 2.96-3.32 M queries/s for d = 8
-// to 16; at k = 10 it tied, and with a list of 32 registers (k = 32) it ran at 1.2
-// against 2.7 M; from d = 20 fast led. In `hyperbatch run` (d = 10, N = 1600, k = 5)
-// the GPU's search of a flightline took 0.049-0.054 s against fast's 0.090-0.092 s.
+// tensor, scan path (at most kTensorScanMaxDims = 16 bands, k <= kTensorScanMaxK = 8,
+// tensor_scan_limits.hpp): one thread a query row scans the whole chunk, its row in
+// registers and the chunk's rows staged through shared memory, and keeps its k closest
+// pairs sorted in registers. Each pair's distance is the one tensor's exact stage
+// computes: q . t as one FMA chain in band order from 0 (tensor.cu's
+// chain_inner_product), finished by euclidean_distance (the expansion, recomputed in
+// FP64 where it lost its digits). So its lists are tensor's: the k smallest pairs of
+// that distance, ties to the lower index, whatever the chunking. At small d tensor's
+// TF32 slab, and fast's SGEMM slab, write every product to memory and read it back; here
+// a pair costs its d FMAs and a compare. Its limits are where it ran ahead of fast (one
+// H200, bench_knn, 10^6 queries): at N = 10^5 and k = 5, 3.50-3.80 against 2.96-3.32 M
+// queries/s for d = 8 to 16; at k = 10 it tied, and with a list of 32 registers (k = 32)
+// it ran at 1.2 against 2.7 M; from d = 20 fast led. In `hyperbatch run` (d = 10, N =
+// 1600, k = 5) the GPU's search of a flightline took 0.049-0.054 s against fast's
+// 0.090-0.092 s.
 #include "kernels/knn/detail/pair.cuh"
 #include "kernels/knn/knn.cuh"
+#include "kernels/knn/tensor_scan_limits.hpp"
 
 namespace hb::kernels::knn {
 namespace {
 
 constexpr int kThreads = 128;
 constexpr int kStageRows = 256;  // chunk rows staged at a time: 16 KiB
-constexpr int kMaxScanDims = 16;
-constexpr int kMaxScanK = 8;
 
 __device__ __forceinline__ float no_distance() { return __int_as_float(0x7f800000); }
 
@@ -138,16 +138,16 @@ cudaError_t launch_scan(const DistanceInputs& in, int rows, int cols, std::int64
 
 }  // namespace
 
-int tensor_scan_max_dims() { return kMaxScanDims; }
-int tensor_scan_max_k() { return kMaxScanK; }
+int tensor_scan_max_dims() { return kTensorScanMaxDims; }
+int tensor_scan_max_k() { return kTensorScanMaxK; }
 
 cudaError_t tensor_scan(const DistanceInputs& in, int rows, int cols, std::int64_t first_index, Lists running,
                         cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
-  if (in.metric != Metric::euclidean || in.dims < 1 || in.dims > kMaxScanDims || running.k < 1 ||
-      running.k > kMaxScanK)
+  if (in.metric != Metric::euclidean || in.dims < 1 || in.dims > kTensorScanMaxDims || running.k < 1 ||
+      running.k > kTensorScanMaxK)
     return cudaErrorInvalidValue;
-  return launch_scan<kMaxScanDims, kMaxScanK>(in, rows, cols, first_index, running, stream);
+  return launch_scan<kTensorScanMaxDims, kTensorScanMaxK>(in, rows, cols, first_index, running, stream);
 }
 
 }  // namespace hb::kernels::knn

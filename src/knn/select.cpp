@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/knn/tensor_scan_limits.hpp"
+
 namespace hb::knn {
 
 std::optional<SelectMethod> select_method_from_name(std::string_view name) {
@@ -26,7 +28,7 @@ std::string_view select_method_name(SelectMethod method) {
 
 SelectMethod gpu_automatic_method(Metric metric, std::int64_t dims, int k) {
   const bool wide = dims >= kTensorAutoFromDims && k <= kTensorAutoMaxK;
-  const bool scanned = dims <= kTensorScanDims && k <= kTensorScanMaxK;
+  const bool scanned = dims <= kernels::knn::kTensorScanMaxDims && k <= kernels::knn::kTensorScanMaxK;
   const bool tensor_leads = metric == Metric::euclidean && (wide || scanned);
   return tensor_leads ? SelectMethod::tensor : SelectMethod::fast;
 }

@@ -23,14 +23,12 @@ std::string_view select_method_name(SelectMethod method);
 
 // What --select auto runs on the GPU: tensor for euclidean distances over at least
 // kTensorAutoFromDims features up to k = kTensorAutoMaxK, where it ran ahead of fast on
-// uniform, clustered and spectral data, and over at most kTensorScanDims features up to
-// k = kTensorScanMaxK, where tensor scans the chunk without a slab (the limits of
-// kernels/knn/tensor_scan.cu; kernels/knn/README.md); fast elsewhere. A function of the
-// search's shape alone, so the same for every rank count and tile size.
+// uniform, clustered and spectral data, and where tensor scans the chunk without a slab
+// (kernels/knn/tensor_scan_limits.hpp: at most 16 features, k <= 8;
+// kernels/knn/README.md); fast elsewhere. A function of the search's shape alone, so
+// the same for every rank count and tile size.
 inline constexpr std::int64_t kTensorAutoFromDims = 128;
 inline constexpr int kTensorAutoMaxK = 1024;
-inline constexpr std::int64_t kTensorScanDims = 16;
-inline constexpr int kTensorScanMaxK = 8;
 SelectMethod gpu_automatic_method(Metric metric, std::int64_t dims, int k);
 
 // Reusable buffers so that selection allocates once per search, not per row.
