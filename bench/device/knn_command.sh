@@ -6,7 +6,8 @@
 # centres, float32) or spectra (`hyperbatch synth` scenes: int16 library mixtures); k in
 # HB_KNN_COMMAND_K (default 10 1024), class map only (votes on the GPU) and, for k in
 # HB_KNN_COMMAND_LISTS (default 10 1024), with --neighbors; the baseline binary beside
-# this build when the bundle carries one, each with every `--select` of
+# this build when the bundle carries one (or the binaries named in
+# HB_KNN_COMMAND_BINARIES, the bundle's HB_EXTRA_BINARIES), each with every `--select` of
 # HB_KNN_COMMAND_SELECT (default auto); then bench_knn (fast and tensor, one of which
 # auto runs) on the same scene and training file, prepared as the command prepares them.
 # Last, PyTorch on the same shapes (uniform data: its time does not depend on the
@@ -51,11 +52,14 @@ PY
 }
 klist=$(echo $ks | tr ' ' ','); dlist=$(echo $dims_list | tr ' ' ',')
 # The floor under every command: a process that starts a CUDA context and exits, and
-# what pinning host memory adds (pinned at start, unpinned at exit).
+# what host memory the GPU reads adds, by how it is made (bench/process_floor.cu).
 for mb in 0 256 1024; do
-  times=""
-  for i in 1 2 3; do t0=$(now); inside=$("$bin/bench_process_floor" $mb); times+="$(since "$t0") "; done
-  log "knn command: CUDA process floor, $mb MB pinned: $times s (last: $inside)"
+  for how in pinned register huge pageable; do
+    [[ $mb == 0 && $how != pinned ]] && continue
+    times=""
+    for i in 1 2 3; do t0=$(now); inside=$("$bin/bench_process_floor" $mb $how); times+="$(since "$t0") "; done
+    log "knn command: CUDA process floor, $mb MB $how: $times s (last: $inside)"
+  done
 done
 for kind in ${HB_KNN_COMMAND_DATA:-uniform}; do
 for d in $dims_list; do
@@ -63,7 +67,7 @@ rm -rf "$kdir"; mkdir -p "$kdir"
 knn_command_inputs "$kind" "$d"; rc=$?
 log "knn command: $kind scene 10^6 x $d, training file $(python3 -c "import h5py; print(h5py.File('$kdir/train.h5')['train/features'].shape[0])" 2>/dev/null || echo '?') rows: rc=$rc"
 for k in $ks; do
-  for cli in hyperbatch hyperbatch_base; do
+  for cli in ${HB_KNN_COMMAND_BINARIES:-hyperbatch hyperbatch_base}; do
     [[ -x $bin/$cli ]] || continue
     lists=""; [[ " ${HB_KNN_COMMAND_LISTS-10 1024} " == *" $k "* ]] && lists="--neighbors"
     for select in ${HB_KNN_COMMAND_SELECT:-auto}; do
