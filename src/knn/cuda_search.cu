@@ -38,6 +38,7 @@
 
 #include "kernels/knn/knn.cuh"
 #include "src/base/cuda_buffers.hpp"
+#include "src/base/stopwatch.hpp"
 #include "src/classify/features.hpp"
 #include "src/knn/cuda_query_gather.hpp"
 #include "src/knn/cuda_search.hpp"
@@ -99,7 +100,7 @@ class CudaKnnSearch final : public KnnSearch {
  public:
   CudaKnnSearch(const SearchOptions& options, int device) : options_(options), chosen_(options.select), device_(device) {}
   ~CudaKnnSearch() override {
-    if (gpu_.spans > 0) log_search_gpu_time(device_, gpu_.spans, gpu_.gather, gpu_.upload, gpu_.search, gpu_.lists);
+    if (times_.spans > 0) log_search_times(device_, times_);
     if (blas_) cublasDestroy(blas_);
     for (auto* e : {&tile_free_[0], &tile_free_[1], &tile_ready_[0], &tile_ready_[1]})
       if (*e) cudaEventDestroy(*e);
@@ -248,8 +249,10 @@ class CudaKnnSearch final : public KnnSearch {
     const int gathered = gather_.slot_of(queries);
     if (gathered >= 0) HB_CUDA_TRY(cudaStreamWaitEvent(stream_, gather_.done(gathered), 0), "cudaStreamWaitEvent");
     gathered_slot_ = gathered;
+    Stopwatch host;
     auto device_chunk = upload_chunk(chunk);
     if (!device_chunk) return device_chunk.error();
+    times_.training_up += host.lap();
     const int k = running.k();
     const bool unwritten = running.unwritten();
     if (chosen_ == SelectMethod::automatic) {
@@ -264,6 +267,7 @@ class CudaKnnSearch final : public KnnSearch {
     const int block = block_rows(method, nq, chunk.count, chunk.dims, k);
     const void* lists_before = run_d_.as<float>();
     HB_TRY(reserve(method, block, chunk.count, chunk.dims, k));
+    times_.buffers += host.lap();
     if (lists_fill_ >= 0 && run_d_.as<float>() != lists_before)
       return Error{ErrorKind::internal, {}, "knn", "device lists moved between the chunks of a sequence"};
     for (std::int64_t q0 = 0; q0 < nq; q0 += block) {
@@ -331,8 +335,8 @@ class CudaKnnSearch final : public KnnSearch {
     const auto rows = static_cast<std::size_t>(nq);
     HB_CUDA_TRY(vote_label_.reserve(rows * 2), "cudaMalloc (votes)");
     HB_CUDA_TRY(vote_confidence_.reserve(rows * 4), "cudaMalloc (votes)");
-    HB_CUDA_TRY(host_label_.reserve(rows * 2), "cudaMallocHost (votes)");
-    HB_CUDA_TRY(host_confidence_.reserve(rows * 4), "cudaMallocHost (votes)");
+    HB_CUDA_TRY(host_label_.reserve(rows * 2), "pinning (votes)");
+    HB_CUDA_TRY(host_confidence_.reserve(rows * 4), "pinning (votes)");
     const kk::VoteInputs in{run_d_.as<float>(),
                             run_i_.as<std::int64_t>(),
                             k,
@@ -610,13 +614,14 @@ class CudaKnnSearch final : public KnnSearch {
     if (gathered_slot_ >= 0) {  // its gathering is done: the stream waited for it
       auto seconds = gather_.take_gpu_seconds(gathered_slot_);
       if (!seconds) return seconds.error();
-      gpu_.gather += *seconds;
+      times_.gather += *seconds;
     }
     gathered_slot_ = -1;
-    gpu_.upload += ms[0] / 1e3;
-    gpu_.search += ms[1] / 1e3;
-    gpu_.lists += ms[2] / 1e3;
-    ++gpu_.spans;
+    times_.upload += ms[0] / 1e3;
+    times_.search += ms[1] / 1e3;
+    if (times_.spans == 0) times_.first_search = ms[1] / 1e3;
+    times_.lists += ms[2] / 1e3;
+    ++times_.spans;
     return {};
   }
 
@@ -896,10 +901,7 @@ class CudaKnnSearch final : public KnnSearch {
   cudaEvent_t span_[4] = {nullptr, nullptr, nullptr, nullptr};  // opened, queries up, searched, lists home
   bool span_open_ = false;
   int span_marked_ = 0;
-  struct {
-    double gather = 0, upload = 0, search = 0, lists = 0;
-    std::int64_t spans = 0;
-  } gpu_;
+  SearchTimes times_;
 };
 
 }  // namespace

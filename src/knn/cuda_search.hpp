@@ -19,7 +19,14 @@ int cuda_vote_max_classes();
 
 // The method `auto` runs, logged from a host-compiled file (spdlog does not build under nvcc).
 void log_select_method(std::string_view method);
-// A search's GPU time (seconds) over its life, split by event spans: at debug level.
-void log_search_gpu_time(int device, std::int64_t blocks, double gather, double upload, double search, double lists);
+// A search's GPU time (seconds) over its life, split by event spans, and the host's
+// seconds of its one-time work: logged at debug level.
+struct SearchTimes {
+  double gather = 0, upload = 0, search = 0, lists = 0;  // GPU
+  double first_search = 0;                              // GPU: the first block's (kernels' first use)
+  double training_up = 0, buffers = 0;                  // host: chunks uploaded, device buffers grown
+  std::int64_t spans = 0;                               // query blocks
+};
+void log_search_times(int device, const SearchTimes& times);
 
 }  // namespace hb::knn
