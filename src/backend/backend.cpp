@@ -71,6 +71,8 @@ std::jthread warm_up_device(int ranks) {
   return std::jthread([] {
     std::jthread libraries([] { cuda::open_math_libraries(); });  // beside the context's start
     warm_up_cuda_context(process_gpu());
+    libraries.join();
+    cuda::prime_gemms(process_gpu());
   });
 #else
   (void)ranks;

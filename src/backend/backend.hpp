@@ -62,7 +62,8 @@ Result<std::unique_ptr<Backend>> make_backend(BackendKind kind, int device = kPr
 bool cuda_compiled_in();
 
 // Starts the CUDA driver and the context of this rank's GPU on a thread (a few tenths
-// of a second), so that it overlaps the command's first host work; the thread joins
+// of a second), then cuBLAS (cuda::prime_gemms), so that both overlap the command's
+// first host work; the thread joins
 // when it goes out of scope, and is empty without CUDA. Start it after MPI's start-up,
 // never during it: MPI_Init sets environment variables while cuInit reads them, and
 // getenv racing setenv crashed hyperbatch (a segfault in getenv under cuInit). A job of

@@ -1,6 +1,7 @@
 #include "src/base/cuda_libraries.hpp"
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <dlfcn.h>
 
@@ -31,6 +32,34 @@ Pointer entry(void* (*library)(), const char* name) {
 }  // namespace
 
 bool open_math_libraries() { return cublas_library() != nullptr && cusolver_library() != nullptr; }
+
+void prime_gemms(int device) {
+  constexpr int n = 64;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  float* matrices = nullptr;  // A, B and C of n x n
+  if (cublas_library() == nullptr || cudaSetDevice(device) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaMalloc(&matrices, 3 * n * n * sizeof(float)) != cudaSuccess || cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    cudaGetLastError();
+    return;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  float* a = matrices;
+  float* b = a + n * n;
+  float* c = b + n * n;
+  cudaMemsetAsync(matrices, 0, 3 * n * n * sizeof(float), stream);
+  cublasSetStream(handle, stream);
+  // The shapes and types the KNN search runs (src/knn/cuda_search.cu, inner_products).
+  cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+  cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_32F, n, b, CUDA_R_32F, n, &zero, c,
+               CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+  cudaStreamSynchronize(stream);
+  // The handle, stream and matrices stay until the process ends: freeing device memory
+  // (the matrices, the handle's workspace) would wait for every stream of the device,
+  // the command's own included.
+  cudaGetLastError();
+}
 
 }  // namespace hb::cuda
 

@@ -15,4 +15,11 @@ namespace hb::cuda {
 // CUSOLVER_STATUS_NOT_INITIALIZED.
 bool open_math_libraries();
 
+// Runs one small FP32 and one TF32 GEMM on `device`, on a stream of its own, and waits
+// for them. A process's first GEMM pays cuBLAS's own start (its kernels' modules loaded,
+// its state made: 0.08-0.13 s on an H200, then about 0.02-0.05 s for each further kind
+// of product); run on the warm-up thread beside a command's set-up, that start is off
+// the first tile's search. Does nothing where the GPU or cuBLAS cannot be used.
+void prime_gemms(int device);
+
 }  // namespace hb::cuda

@@ -3,6 +3,7 @@
 // libraries' own.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -56,6 +57,36 @@ TEST(CudaLibraries, HandlesOnAGpu) {
   cusolverDnHandle_t solver = nullptr;
   ASSERT_EQ(cusolverDnCreate(&solver), CUSOLVER_STATUS_SUCCESS);
   EXPECT_EQ(cusolverDnDestroy(solver), CUSOLVER_STATUS_SUCCESS);
+}
+
+TEST(CudaLibraries, PrimingLeavesCublasExact) {
+  cuda::prime_gemms(0);  // without a GPU it does nothing
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);  // no error left behind
+  // C = Aᵀ B of small integers (exact in FP32) on the primed library.
+  constexpr int n = 3;
+  const float a[n * n] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const float b[n * n] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+  float* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, 3 * sizeof(a)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device, a, sizeof(a), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(device + n * n, b, sizeof(b), cudaMemcpyHostToDevice), cudaSuccess);
+  cublasHandle_t blas = nullptr;
+  ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
+  const float one = 1.0f, zero = 0.0f;
+  ASSERT_EQ(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, device, n, device + n * n, n, &zero,
+                        device + 2 * n * n, n),
+            CUBLAS_STATUS_SUCCESS);
+  float c[n * n] = {};
+  ASSERT_EQ(cudaMemcpy(c, device + 2 * n * n, sizeof(c), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      float want = 0;
+      for (int l = 0; l < n; ++l) want += a[i * n + l] * b[j * n + l];
+      EXPECT_EQ(c[j * n + i], want) << i << "," << j;
+    }
+  cublasDestroy(blas);
+  cudaFree(device);
 }
 
 }  // namespace
