@@ -44,6 +44,7 @@ Status MnfTileOps::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into
   // The hand SYRK (MNF-C) beat cuBLAS DSYRK on this tall-skinny shape on the H200
   // (docs/PERFORMANCE.md) and its summation order is fixed: it is the default.
   HB_TRY(check(syrk_workspace_.reserve(km::syrk_tiled_workspace_bytes(core_pixels, nb)), "SYRK workspace"));
+  steps_.begin(stream_);
   HB_TRY(check(km::syrk_tiled(matrix_.as<double>(), core_pixels, nb, cross_.as<double>(), syrk_workspace_.as<void>(),
                               syrk_workspace_.bytes(), stream_),
                "SYRK"));
@@ -54,6 +55,7 @@ Status MnfTileOps::add_tile_moments(std::int64_t core_pixels, mnf::Moments& into
       count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>(), nb, t.count.as<unsigned long long>(),
       t.sum.as<double>(), t.cross.as<double>());
   HB_TRY(check(cudaGetLastError(), "fold moments"));
+  steps_.end(stream_, kCross);
   return release_tile();
 }
 
@@ -124,6 +126,7 @@ Status MnfTileOps::finish_moments() {
     HB_TRY(copy_home(home + 1 + nb, t.cross, nb * nb));
   }
   HB_TRY(check(cudaStreamSynchronize(stream_), "statistics"));
+  steps_.collect();
   for (std::size_t i = 0; i < totals_.size(); ++i) {
     mnf::Moments& host = *totals_[i]->host;
     const std::size_t nb = host.sum.size();

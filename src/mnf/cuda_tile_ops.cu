@@ -82,10 +82,12 @@ MnfTileOps::MnfTileOps(std::unique_ptr<Backend> device)
     cudaEventCreateWithFlags(&released_[i], cudaEventDisableTiming);
   }
   cublasCreate(&cublas_);
+  steps_.enable(debug_logging());
 }
 
 MnfTileOps::~MnfTileOps() {
-  if (waits_.copy_seconds > 0) log_host_waits(waits_);
+  steps_.collect();
+  if (waits_.copy_seconds > 0) log_host_waits(waits_, steps_.seconds());
   cudaSetDevice(device_);
   if (stream_) cudaStreamSynchronize(stream_);
   if (copy_stream_) cudaStreamSynchronize(copy_stream_);
@@ -129,11 +131,13 @@ Status MnfTileOps::upload_tile(const io::Tile& tile) {
   }
   if (tile.units()) HB_TRY(check(stored_.reserve(bytes), "tile buffer"));
   void* copy_to = tile.units() ? stored_.as<void>() : raw_[slot].as<void>();
+  steps_.begin(copy_stream_);
   // A tile borrowed from a scene loaded into this GPU's memory is copied on the device.
   HB_TRY(check(cudaMemcpyAsync(copy_to, source, bytes, cudaMemcpyDefault, copy_stream_), "copy tile to device"));
   if (keeping_) HB_TRY(keep_copy(tile, copy_to));
   if (tile.units())
     HB_TRY(make_physical(tile.type(), tile.pixels(), tile.bands(), *tile.units(), stored_.as<void>(), slot));
+  steps_.end(copy_stream_, kTileCopy);
   HB_TRY(check(cudaEventRecord(copied_[slot], copy_stream_), "record tile copy"));
   HB_TRY(check(cudaStreamWaitEvent(stream_, copied_[slot], 0), "order kernels after the copy"));
   const Stopwatch waiting;
@@ -206,8 +210,10 @@ Status MnfTileOps::reserve_matrices(std::int64_t core_pixels, std::int64_t colum
 Status MnfTileOps::ensure_mask(const TileShape& tile, const mnf::PixelRules& rules) {
   if (mask_ready_) return {};
   const auto view = view_of(tile, raw_[current_].as<void>(), tile.held.end);
+  steps_.begin(stream_);
   HB_TRY(check(km::exclusion_mask(view, rules_of(rules, good_bands_.as<int>()), valid_.as<std::uint8_t>(), stream_),
                "exclusion mask"));
+  steps_.end(stream_, kMask);
   mask_ready_ = true;
   return {};
 }
@@ -234,6 +240,7 @@ Status MnfTileOps::accumulate_moments(const io::Tile& stored, const mnf::PixelRu
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
+  steps_.begin(stream_);
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   if (data.shift != shift_on_device_) {  // once per pass: a pageable copy may wait for the stream
     HB_TRY(check(cudaMemcpyAsync(shift_.as<double>(), data.shift.data(), data.shift.size() * sizeof(double),
@@ -244,6 +251,7 @@ Status MnfTileOps::accumulate_moments(const io::Tile& stored, const mnf::PixelRu
                                       matrix_.as<double>(), {count_.as<unsigned long long>(), sum_.as<double>(),
                                       cross_.as<double>()}, workspace_.as<void>(), workspace_.bytes(), stream_),
                "convert and centre"));
+  steps_.end(stream_, kConvert);
   return add_tile_moments(view.core_pixels(), data);
 }
 
@@ -257,12 +265,14 @@ Status MnfTileOps::accumulate_noise_moments(const io::Tile& stored, const mnf::P
   const auto krules = rules_of(rules, good_bands_.as<int>());
   HB_TRY(reserve_matrices(view.core_pixels(), 0));
   HB_TRY(ensure_mask(tile, rules));
+  steps_.begin(stream_);
   HB_TRY(zero_moments(count_, sum_, cross_, krules.nb, stream_));
   HB_TRY(check(km::noise_residuals_f64(view, krules, valid_.as<std::uint8_t>(), config.estimator,
                                        window_of(config.window), matrix_.as<double>(),
                                        {count_.as<unsigned long long>(), sum_.as<double>(), cross_.as<double>()},
                                        workspace_.as<void>(), workspace_.bytes(), stream_),
                "noise residuals"));
+  steps_.end(stream_, kNoise);
   return add_tile_moments(view.core_pixels(), noise);
 }
 

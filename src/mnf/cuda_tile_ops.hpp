@@ -15,6 +15,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,10 +25,14 @@
 #include "src/base/error.hpp"
 #include "io/tile.hpp"
 #include "src/base/cuda_buffers.hpp"
+#include "src/base/gpu_step_clock.hpp"
 #include "src/mnf/cuda_eigen.hpp"
 #include "src/mnf/tile_ops.hpp"
 
 namespace hb::cuda {
+
+// The statistics pass's steps timed on the GPU when the log is at debug level.
+enum StatsStep { kTileCopy, kMask, kConvert, kNoise, kCross, kStatsSteps };
 
 // Where the host waited for the device, logged when the operations end.
 struct HostWaits {
@@ -37,7 +42,8 @@ struct HostWaits {
   double moments_seconds = 0;  // the kernels, and the moments brought home
 };
 // In a .cpp: spdlog's compile-time format checks do not build under nvcc.
-void log_host_waits(const HostWaits& waits);
+void log_host_waits(const HostWaits& waits, const std::array<double, kStatsSteps>& gpu_steps);
+bool debug_logging();
 
 // `device` must be a CUDA backend (its gpu() is the GPU the operations run on).
 std::unique_ptr<mnf::TileOps> make_mnf_tile_ops(std::unique_ptr<Backend> device);
@@ -125,6 +131,7 @@ class MnfTileOps final : public mnf::TileOps {
   PinnedBuffer moments_home_;  // the totals copied home by finish_moments, all at once
   std::vector<double> shift_on_device_;  // what shift_ holds
   HostWaits waits_;
+  GpuStepClock<kStatsSteps> steps_;  // GPU seconds of the statistics pass's steps (debug log)
 
   // Tiles kept between passes (keep_tiles), as stored, one after another in kept_.
   struct KeptTile {
