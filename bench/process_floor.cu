@@ -6,8 +6,7 @@
 //   pinned    cudaMallocHost, then written (the driver locks every page, and unlocks it
 //             again at exit)
 //   register  pageable memory given to cudaHostRegister, then written
-//   huge      as register, on transparent huge pages (madvise MADV_HUGEPAGE): what
-//             src/base/pinned_pool.cpp does
+//   huge      as register, on transparent huge pages (madvise MADV_HUGEPAGE)
 //   pageable  written pageable memory, copied as it is (through the driver's staging)
 //   bench_process_floor [MB] [HOW]
 #include <cuda_runtime.h>

@@ -1,11 +1,9 @@
 #include "src/base/pinned_pool.hpp"
 
 #include <cuda_runtime.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <list>
 #include <map>
 #include <mutex>
@@ -15,30 +13,6 @@ namespace {
 
 // Idle pinned memory kept at most; enough for a scene pass's tiles and lists.
 constexpr std::size_t kIdleLimitBytes = std::size_t{8} << 30;
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-
-// Host memory on transparent huge pages, registered with the driver: it locks one
-// 2 MiB page where cudaMallocHost locks 512 of 4 KiB, so pinning (and unpinning at
-// exit) takes about 0.2 s a GB instead of 0.55 s, and copies run at the same rate
-// (docs/PERFORMANCE.md, "The floor under every command"). Blocks are rounded up to
-// whole huge pages. Where huge pages are off the driver locks small ones, as before.
-void* register_block(std::size_t bytes) {
-  bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* block = std::aligned_alloc(kHugePage, bytes);
-  if (block == nullptr) return nullptr;
-  madvise(block, bytes, MADV_HUGEPAGE);  // advice only: registering works without it
-  if (cudaHostRegister(block, bytes, cudaHostRegisterPortable) != cudaSuccess) {
-    cudaGetLastError();
-    std::free(block);
-    return nullptr;
-  }
-  return block;
-}
-
-void unregister_block(void* block) {
-  cudaHostUnregister(block);
-  std::free(block);
-}
 
 class PinnedPool {
  public:
@@ -58,9 +32,16 @@ class PinnedPool {
         return block;
       }
     }
+    void* block = nullptr;
     const auto start = std::chrono::steady_clock::now();
-    void* block = register_block(bytes);
-    if (block == nullptr) return nullptr;
+    // Not huge pages registered with cudaHostRegister: on a fresh host they pinned 1 GB
+    // in 0.2-0.4 s against 0.6, but with the page cache full of scenes the kernel compacts
+    // memory to make them: a rank of an archive run pinned its 0.37 GB in 0.54 s against
+    // 0.28 s, and each of four ranks in 1.1-2.0 s (docs/PERFORMANCE.md, the KNN command).
+    if (cudaMallocHost(&block, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     const std::lock_guard lock(mutex_);
     live_[block] = bytes;
@@ -84,7 +65,7 @@ class PinnedPool {
         released.splice(released.end(), idle_, idle_.begin());
       }
     }
-    for (const auto& r : released) unregister_block(r.block);
+    for (const auto& r : released) cudaFreeHost(r.block);
   }
 
   PinnedTotals totals() {

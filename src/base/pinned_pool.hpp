@@ -1,5 +1,5 @@
 // Pinned host memory kept for reuse within the process. Pinning is slow (the driver
-// locks every page: about 0.2 s a GB on huge pages), and a job makes the same buffers for every scene
+// locks every page: about 0.6 s a GB), and a job makes the same buffers for every scene
 // (tiles read ahead, KNN's running lists, staging for uploads); the pool hands a freed
 // block to the next request it fits instead of unpinning and pinning again.
 #pragma once
@@ -21,7 +21,7 @@ bool pinned_owns(const void* block);
 struct PinnedTotals {
   std::size_t bytes = 0;  // pinned by the driver, reused blocks not counted again
   int blocks = 0;
-  double seconds = 0.0;   // pinning
+  double seconds = 0.0;   // in cudaMallocHost
 };
 PinnedTotals pinned_totals();
 

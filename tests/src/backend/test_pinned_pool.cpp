@@ -14,7 +14,7 @@
 namespace hb {
 namespace {
 
-constexpr std::size_t kBytes = (std::size_t{3} << 20) + 123;  // not a whole number of huge pages
+constexpr std::size_t kBytes = (std::size_t{3} << 20) + 123;  // not a whole number of pages
 
 TEST(PinnedPool, BlocksArePinnedAndCopiesRoundTrip) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
