@@ -22,7 +22,6 @@ class GpuStepClock {
   GpuStepClock& operator=(const GpuStepClock&) = delete;
 
   void enable(bool on) { on_ = on; }
-  bool enabled() const { return on_; }
   // Marks a step's start on `stream`; end() with the same stream marks its end.
   void begin(cudaStream_t stream) {
     if (!on_) return;

@@ -37,7 +37,7 @@ class PinnedPool {
     // Not huge pages registered with cudaHostRegister: on a fresh host they pinned 1 GB
     // in 0.2-0.4 s against 0.6, but with the page cache full of scenes the kernel compacts
     // memory to make them: a rank of an archive run pinned its 0.37 GB in 0.54 s against
-    // 0.28 s, and each of four ranks in 1.1-2.0 s (docs/PERFORMANCE.md, the KNN command).
+    // 0.28 s, and each of four ranks in 1.1-2.0 s (docs/PERFORMANCE.md, "Archive throughput").
     if (cudaMallocHost(&block, bytes) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
