@@ -86,9 +86,9 @@ MnfTileOps::MnfTileOps(std::unique_ptr<Backend> device)
 }
 
 MnfTileOps::~MnfTileOps() {
+  cudaSetDevice(device_);
   steps_.collect();
   if (waits_.copy_seconds > 0) log_host_waits(waits_, steps_.seconds());
-  cudaSetDevice(device_);
   if (stream_) cudaStreamSynchronize(stream_);
   if (copy_stream_) cudaStreamSynchronize(copy_stream_);
   if (cublas_) cublasDestroy(cublas_);
