@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernels/knn/tensor_scan_limits.hpp"
+
 namespace hb::kernels::knn {
 
 enum class Metric : int { euclidean = 0, cosine = 1 };
@@ -150,13 +152,11 @@ int tensor_pair_capacity();
 int tensor_max_dims();
 
 // tensor's scan path (tensor_scan.cu), for euclidean distances over at most
-// tensor_scan_max_dims() bands and k <= tensor_scan_max_k(): the `rows` query rows of
+// kTensorScanMaxDims bands and k <= kTensorScanMaxK: the `rows` query rows of
 // `in` against the chunk's `cols` rows, merged into `running` in place. The lists are
 // select_tensor's for the same chunk: the k smallest pairs of its exact distance.
 cudaError_t tensor_scan(const DistanceInputs& in, int rows, int cols, std::int64_t first_index, Lists running,
                         cudaStream_t stream);
-int tensor_scan_max_dims();
-int tensor_scan_max_k();
 
 // Votes (src/knn/vote.hpp rules): label[r], confidence[r] from list r. labels: class id
 // of every training row (global index). classes <= vote_max_classes().

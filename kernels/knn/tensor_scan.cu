@@ -15,7 +15,6 @@
 // 0.090-0.092 s.
 #include "kernels/knn/detail/pair.cuh"
 #include "kernels/knn/knn.cuh"
-#include "kernels/knn/tensor_scan_limits.hpp"
 
 namespace hb::kernels::knn {
 namespace {
@@ -137,9 +136,6 @@ cudaError_t launch_scan(const DistanceInputs& in, int rows, int cols, std::int64
 }
 
 }  // namespace
-
-int tensor_scan_max_dims() { return kTensorScanMaxDims; }
-int tensor_scan_max_k() { return kTensorScanMaxK; }
 
 cudaError_t tensor_scan(const DistanceInputs& in, int rows, int cols, std::int64_t first_index, Lists running,
                         cudaStream_t stream) {

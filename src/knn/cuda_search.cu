@@ -368,8 +368,8 @@ class CudaKnnSearch final : public KnnSearch {
   // its slabs, without writing a product to memory.
   bool scans(std::int64_t dims, int k) const {
     const std::int64_t most = options_.tensor_scan_max_dims != 0 ? options_.tensor_scan_max_dims
-                                                                 : kk::tensor_scan_max_dims();
-    return dims <= std::min<std::int64_t>(most, kk::tensor_scan_max_dims()) && k <= kk::tensor_scan_max_k();
+                                                                 : kk::kTensorScanMaxDims;
+    return dims <= std::min<std::int64_t>(most, kk::kTensorScanMaxDims) && k <= kk::kTensorScanMaxK;
   }
 
   // The method that runs for `chosen`: tensor only where its bound holds (euclidean,
